@@ -1,0 +1,129 @@
+"""The algorithm registry: every placement algorithm is a pure function registered by name.
+
+An algorithm module exposes ``plan(problem, **params) -> Placement`` and registers it::
+
+    @register("td", paper="000 §4, Alg. 4-5", summary="...", params={"key": ("rs", "...")})
+    def plan(problem: Problem, *, key: str = "rs") -> Placement: ...
+
+:func:`run` is the single entry point callers use: it checks the parameters, times the
+call, and verifies the result with the shared cost module so that no algorithm can hand
+an incomplete or over-capacity placement to Storm.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from scheduler_py.model.cost import violations
+from scheduler_py.model.errors import SchedulingError, UnknownAlgorithmError
+from scheduler_py.model.types import Placement, Problem
+
+PlanFunction = Callable[..., Placement]
+
+
+@dataclass(frozen=True)
+class AlgorithmInfo:
+    name: str
+    plan: PlanFunction
+    paper: str
+    summary: str
+    params: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
+    """Parameter name -> (default, description)."""
+
+
+_REGISTRY: dict[str, AlgorithmInfo] = {}
+
+
+def register(
+    name: str,
+    *,
+    paper: str,
+    summary: str,
+    params: Mapping[str, tuple[Any, str]] | None = None,
+) -> Callable[[PlanFunction], PlanFunction]:
+    """Decorator registering ``plan`` under ``name``; names are unique."""
+
+    def decorate(plan: PlanFunction) -> PlanFunction:
+        if name in _REGISTRY and _REGISTRY[name].plan is not plan:
+            raise ValueError(f"algorithm {name!r} registered twice")
+        _REGISTRY[name] = AlgorithmInfo(name, plan, paper, summary, dict(params or {}))
+        return plan
+
+    return decorate
+
+
+def algorithms() -> dict[str, AlgorithmInfo]:
+    """Every registered algorithm, by name (imports all algorithm modules once)."""
+    from scheduler_py import algorithms as package
+
+    package.load_all()
+    return dict(sorted(_REGISTRY.items()))
+
+
+def get(name: str) -> AlgorithmInfo:
+    known = algorithms()
+    if name not in known:
+        raise UnknownAlgorithmError(
+            f"unknown algorithm {name!r}; expected one of: {', '.join(known)}"
+        )
+    return known[name]
+
+
+def coerce_params(info: AlgorithmInfo, params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Validate parameter names and convert values to the type of their default."""
+    result: dict[str, Any] = {}
+    for key, value in (params or {}).items():
+        if key not in info.params:
+            raise SchedulingError(
+                f"algorithm {info.name!r} has no parameter {key!r}; "
+                f"expected one of: {', '.join(info.params) or '(none)'}"
+            )
+        default = info.params[key][0]
+        result[key] = _coerce(info.name, key, value, default)
+    return result
+
+
+def _coerce(algorithm: str, key: str, value: Any, default: Any) -> Any:
+    if default is None or value is None or isinstance(value, type(default)):
+        return value
+    try:
+        if isinstance(default, bool):
+            if isinstance(value, str):
+                if value.lower() in ("true", "1", "yes", "on"):
+                    return True
+                if value.lower() in ("false", "0", "no", "off"):
+                    return False
+                raise ValueError(value)
+            return bool(value)
+        return type(default)(value)
+    except (TypeError, ValueError) as error:
+        raise SchedulingError(
+            f"algorithm {algorithm!r}: parameter {key!r} expects a "
+            f"{type(default).__name__}, found {value!r}"
+        ) from error
+
+
+def run(name: str, problem: Problem, params: Mapping[str, Any] | None = None) -> Placement:
+    """Plan ``problem`` with algorithm ``name`` and verify the result.
+
+    Raises :class:`UnknownAlgorithmError`, :class:`~scheduler_py.model.errors.InfeasibleError`
+    (the topology cannot fit) or :class:`SchedulingError` (the algorithm produced an invalid
+    placement, which is a bug worth reporting).
+    """
+    info = get(name)
+    kwargs = coerce_params(info, params)
+    started = time.perf_counter()
+    placement = info.plan(problem, **kwargs)
+    seconds = time.perf_counter() - started
+    problems = violations(problem, placement)
+    if problems:
+        raise SchedulingError(
+            f"algorithm {name!r} produced an invalid placement for topology "
+            f"{problem.topology.id}: {'; '.join(problems)}"
+        )
+    report = dict(placement.report)
+    report.setdefault("seconds", seconds)
+    return replace(placement, algorithm=name, report=report)

@@ -1,0 +1,179 @@
+"""``scheduler-py``: the brain's command line.
+
+Sub-commands: ``serve`` (the Thrift service Nimbus's shim calls), ``plan`` (plan a JSON
+problem offline), ``algorithms`` (list what is registered), ``bench`` (benchmarks),
+``placement`` (where a running topology's executors are, per Nimbus and per the brain).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from scheduler_py import __version__
+from scheduler_py.model.errors import SchedulingError
+
+
+def _configure_logging(level: str, log_file: str | None) -> None:
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if log_file:
+        Path(log_file).parent.mkdir(parents=True, exist_ok=True)
+        handlers = [logging.FileHandler(log_file)]
+    logging.basicConfig(
+        level=getattr(logging, level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        handlers=handlers,
+    )
+
+
+def _parse_params(items: list[str]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SchedulingError(f"--param expects KEY=VALUE, found {item!r}")
+        params[key.strip()] = value.strip()
+    return params
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from scheduler_py.algorithms import registry
+    from scheduler_py.service.planner import PlannerConfig
+    from scheduler_py.service.server import serve
+
+    _configure_logging(args.log_level, args.log_file)
+    registry.get(args.algorithm)  # fail fast on an unknown default
+    params = {args.algorithm: _parse_params(args.param)} if args.param else {}
+    config = PlannerConfig(default_algorithm=args.algorithm, default_params=params)
+    serve(args.host, args.port, config, Path(args.plan_log) if args.plan_log else None)
+    return 0
+
+
+def cmd_algorithms(args: argparse.Namespace) -> int:
+    from scheduler_py.algorithms.registry import algorithms
+
+    for name, info in algorithms().items():
+        print(f"{name:10s} {info.paper}")
+        print(f"{'':10s} {info.summary}")
+        for param, (default, description) in info.params.items():
+            print(f"{'':10s}   {param} = {default!r}: {description}")
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from scheduler_py.model.io_json import load_document, result_to_json
+    from scheduler_py.model.planning import plan_document
+
+    text = sys.stdin.read() if args.input == "-" else Path(args.input).read_text()
+    document = load_document(text)
+    started = time.perf_counter()
+    planned = plan_document(document, args.algorithm, _parse_params(args.param))
+    seconds = time.perf_counter() - started
+    evaluations = [ev for _, _, ev in planned]
+    cluster_load: dict[str, float] = {}
+    for ev in evaluations:
+        for node, load in ev.node_cpu.items():
+            cluster_load[node] = cluster_load.get(node, 0.0) + load
+    summary = {
+        "imc_gain": sum(ev.imc_gain for ev in evaluations),
+        "internode_traffic": sum(ev.internode_traffic for ev in evaluations),
+        "max_node_load": max(cluster_load.values(), default=0.0),
+        "nodes_used": len({n for _, p, _ in planned for n in p.nodes_used}),
+        "seconds": seconds,
+    }
+    result = result_to_json(args.algorithm, planned, summary)
+    text_out = json.dumps(result, indent=2, sort_keys=False)
+    if args.output:
+        Path(args.output).write_text(text_out + "\n")
+    else:
+        print(text_out)
+    print(
+        f"{args.algorithm}: φ={summary['imc_gain']:.4g} "
+        f"inter-node traffic={summary['internode_traffic']:.4g} "
+        f"max node load={summary['max_node_load']:.1f}% "
+        f"nodes used={summary['nodes_used']} time={seconds * 1000:.1f} ms",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from scheduler_py.bench.cli import main as bench_main
+
+    return bench_main(args.rest)
+
+
+def cmd_placement(args: argparse.Namespace) -> int:
+    from scheduler_py.storm.placement_table import main as table_main
+
+    return table_main(args.rest)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="scheduler-py", description="The Python brain of a drop-in Apache Storm scheduler."
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the Thrift service Nimbus's shim calls")
+    serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=9627, help="port (default 9627)")
+    serve.add_argument(
+        "--algorithm",
+        default="td",
+        help="default algorithm for topologies without scheduler.brain.algorithm (default td)",
+    )
+    serve.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="parameter of the default algorithm (repeatable)",
+    )
+    serve.add_argument("--plan-log", help="append every decision as JSON lines to this file")
+    serve.add_argument("--log-file", help="log here instead of stderr")
+    serve.add_argument("--log-level", default="INFO")
+    serve.set_defaults(func=cmd_serve)
+
+    algs = sub.add_parser("algorithms", help="list registered algorithms and parameters")
+    algs.set_defaults(func=cmd_algorithms)
+
+    plan = sub.add_parser("plan", help="plan a JSON problem (see README: interchange format)")
+    plan.add_argument("--algorithm", "-a", required=True)
+    plan.add_argument("--input", "-i", required=True, help="problem JSON file, or - for stdin")
+    plan.add_argument("--output", "-o", help="placement JSON file (default: stdout)")
+    plan.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
+    plan.set_defaults(func=cmd_plan)
+
+    bench = sub.add_parser("bench", help="run a benchmark by name (or 'all'); see --help")
+    bench.add_argument("rest", nargs=argparse.REMAINDER)
+    bench.set_defaults(func=cmd_bench)
+
+    placement = sub.add_parser(
+        "placement", help="print where a running topology's executors are (Nimbus vs brain)"
+    )
+    placement.add_argument("rest", nargs=argparse.REMAINDER)
+    placement.set_defaults(func=cmd_placement)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except SchedulingError as error:
+        print(f"scheduler-py {args.command}: {error}", file=sys.stderr)
+        return 2
+    except (OSError, ValueError) as error:
+        print(f"scheduler-py {args.command}: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+"""The one cost module: every algorithm, test and benchmark scores placements here.
+
+Metrics (paper 000 §2.2 and the notes' counting convention §1.4):
+
+* ``imc_gain`` φ(X): traffic between executors on the same node, every directed executor
+  link counted once;
+* ``internode_traffic``: traffic that crosses nodes (= total − φ);
+* ``interworker_traffic``: traffic that crosses worker processes (≥ internode);
+* per-node CPU / memory load, the maximum load and utilisation, nodes and workers used;
+* ``violations``: every way the placement breaks the problem (incomplete, unknown node,
+  CPU / memory / slot capacity), as sentences an operator can act on.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from scheduler_py.model.types import EPSILON, Placement, Problem, Topology
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    imc_gain: float
+    internode_traffic: float
+    interworker_traffic: float
+    total_traffic: float
+    node_cpu: Mapping[str, float]
+    node_memory: Mapping[str, float]
+    node_workers: Mapping[str, int]
+    max_node_load: float
+    max_node_utilisation: float
+    nodes_used: int
+    workers_used: int
+    violations: tuple[str, ...]
+
+    @property
+    def feasible(self) -> bool:
+        return not self.violations
+
+    def summary(self) -> dict[str, float | int | bool]:
+        return {
+            "imc_gain": self.imc_gain,
+            "internode_traffic": self.internode_traffic,
+            "interworker_traffic": self.interworker_traffic,
+            "total_traffic": self.total_traffic,
+            "max_node_load": self.max_node_load,
+            "max_node_utilisation": self.max_node_utilisation,
+            "nodes_used": self.nodes_used,
+            "workers_used": self.workers_used,
+            "feasible": self.feasible,
+        }
+
+
+def imc_gain(topology: Topology, node_of: Mapping[str, str]) -> float:
+    """φ(X): the traffic of executor pairs collocated on one node."""
+    return _collocated_traffic(topology, node_of)
+
+
+def _collocated_traffic(topology: Topology, bin_of: Mapping[str, object]) -> float:
+    """Traffic between executors that share a bin (a node, or a (node, worker) pair).
+
+    Uses the group-count form of φ (notes §1.4) when traffic is the uniform split, which
+    is linear in executors instead of quadratic in executor pairs.
+    """
+    if topology.has_measured_traffic:
+        return sum(
+            rate
+            for src, dst, rate in topology.pair_traffics()
+            if src in bin_of and bin_of[src] == bin_of.get(dst)
+        )
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for executor in topology.executors:
+        where = bin_of.get(executor.id)
+        if where is not None:
+            counts[executor.component][where] += 1
+    total = 0.0
+    for edge in topology.merged_edges:
+        if edge.traffic <= 0:
+            continue
+        size = (
+            topology.component_by_id[edge.source].parallelism
+            * topology.component_by_id[edge.target].parallelism
+        )
+        per_pair = edge.traffic / size
+        src_counts, dst_counts = counts[edge.source], counts[edge.target]
+        total += per_pair * sum(n * dst_counts.get(b, 0) for b, n in src_counts.items())
+    return total
+
+
+def total_traffic(topology: Topology) -> float:
+    if topology.has_measured_traffic:
+        return sum(rate for _, _, rate in topology.pair_traffics())
+    return sum(edge.traffic for edge in topology.merged_edges)
+
+
+def node_loads(problem: Problem, node_of: Mapping[str, str]) -> tuple[dict, dict]:
+    """CPU and memory placed on every node of the problem (0 for unused nodes)."""
+    cpu = {n.id: 0.0 for n in problem.nodes}
+    memory = {n.id: 0.0 for n in problem.nodes}
+    by_id = problem.topology.executor_by_id
+    for executor, node in node_of.items():
+        if executor in by_id and node in cpu:
+            cpu[node] += by_id[executor].cpu
+            memory[node] += by_id[executor].memory_mb
+    return cpu, memory
+
+
+def violations(problem: Problem, placement: Placement) -> list[str]:
+    """Every way ``placement`` breaks ``problem``; empty when it is a valid placement."""
+    topology = problem.topology
+    found: list[str] = []
+    expected = set(topology.executor_by_id)
+    given = set(placement.node_of)
+    if missing := sorted(expected - given):
+        found.append(f"{len(missing)} executor(s) not placed: {_clip(missing)}")
+    if unknown := sorted(given - expected):
+        found.append(f"{len(unknown)} unknown executor(s) placed: {_clip(unknown)}")
+    nodes = problem.node_by_id
+    if bad := sorted({n for n in placement.node_of.values() if n not in nodes}):
+        found.append(f"placement names unknown node(s) {bad}; known: {sorted(nodes)}")
+    cpu, memory = node_loads(problem, placement.node_of)
+    workers = _workers_per_node(placement)
+    for node in problem.nodes:
+        if cpu[node.id] > node.cpu + EPSILON:
+            found.append(f"node {node.id}: CPU {cpu[node.id]:.2f} exceeds capacity {node.cpu:.2f}")
+        if memory[node.id] > node.memory_mb + EPSILON:
+            found.append(
+                f"node {node.id}: memory {memory[node.id]:.1f} MB exceeds capacity "
+                f"{node.memory_mb:.1f} MB"
+            )
+        if workers.get(node.id, 0) > node.slots:
+            found.append(
+                f"node {node.id}: {workers[node.id]} workers need more than its "
+                f"{node.slots} free slot(s)"
+            )
+    return found
+
+
+def _workers_per_node(placement: Placement) -> dict[str, int]:
+    keys = {placement.worker_key(e) for e in placement.node_of}
+    return dict(Counter(node for node, _ in keys))
+
+
+def evaluate(problem: Problem, placement: Placement) -> Evaluation:
+    topology = problem.topology
+    node_of = placement.node_of
+    phi = _collocated_traffic(topology, node_of)
+    worker_of = {e: placement.worker_key(e) for e in node_of}
+    intra_worker = _collocated_traffic(topology, worker_of)
+    total = total_traffic(topology)
+    cpu, memory = node_loads(problem, node_of)
+    utilisation = [
+        cpu[n.id] / n.cpu if n.cpu > 0 else (0.0 if cpu[n.id] <= EPSILON else float("inf"))
+        for n in problem.nodes
+    ]
+    workers = _workers_per_node(placement)
+    return Evaluation(
+        imc_gain=phi,
+        internode_traffic=max(total - phi, 0.0),
+        interworker_traffic=max(total - intra_worker, 0.0),
+        total_traffic=total,
+        node_cpu=cpu,
+        node_memory=memory,
+        node_workers=workers,
+        max_node_load=max(cpu.values(), default=0.0),
+        max_node_utilisation=max(utilisation, default=0.0),
+        nodes_used=len(set(node_of.values())),
+        workers_used=sum(workers.values()),
+        violations=tuple(violations(problem, placement)),
+    )
+
+
+def _clip(items: list[str], limit: int = 8) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f", … (+{len(items) - limit})" if len(items) > limit else "")

@@ -1,0 +1,289 @@
+"""Value types of the scheduling model, independent of Storm and Thrift.
+
+The vocabulary follows paper 000 (Chatzistergiou & Viglas, §2.1-2.2): a *topology* is a DAG
+of *groups* (Storm components) whose *tasks* are Storm executors. Every executor of group
+``i`` talks to every executor of group ``j`` when ``(i, j)`` is an edge; unless measured
+values are given, per-executor costs are the group totals split uniformly (Eq. 1).
+
+Units: CPU in percent of one reference core (a 4-core node has capacity 400), memory in MB,
+traffic in any rate unit the caller chooses (MB/s in the papers, tuples/s or bytes/s from
+monitoring) as long as it is the same everywhere in one problem.
+
+Everything here is an immutable value: problems and placements can be saved, diffed,
+replayed and compared (see :mod:`scheduler_py.model.io_json`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
+
+EPSILON = 1e-9
+"""Tolerance of every capacity comparison (paper-000 notes §2.1: 3 × 33.33 must fit 100)."""
+
+
+def _frozen_map(mapping: Mapping | None) -> Mapping:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True)
+class Node:
+    """A machine (Storm supervisor) as the algorithms see it.
+
+    ``cpu`` and ``memory_mb`` are the capacity *available to the topology being planned*
+    (already net of other topologies' usage when several share the cluster). ``slots`` is
+    the number of worker slots the topology may use there. ``speed`` is the relative speed
+    of one core (paper 000 §5 heterogeneity; 1.0 = reference core).
+    """
+
+    id: str
+    cpu: float
+    slots: int = 4
+    memory_mb: float = float("inf")
+    rack: str = "default-rack"
+    bandwidth: float | None = None
+    speed: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            raise ValueError("node id must be a non-empty string")
+        if self.cpu < 0 or self.memory_mb < 0 or self.slots < 0:
+            raise ValueError(
+                f"node {self.id!r}: capacities must be >= 0, got cpu={self.cpu}, "
+                f"memory_mb={self.memory_mb}, slots={self.slots}"
+            )
+
+
+@dataclass(frozen=True)
+class Component:
+    """A group of executors (a Storm spout or bolt).
+
+    ``cpu`` and ``memory_mb`` are the component's *totals*, split evenly over its
+    executors (Eq. 1) unless the topology carries measured per-executor costs.
+    """
+
+    id: str
+    parallelism: int
+    cpu: float = 0.0
+    memory_mb: float = 0.0
+    is_spout: bool = False
+    is_system: bool = False
+
+    def __post_init__(self) -> None:
+        if self.parallelism < 1:
+            raise ValueError(
+                f"component {self.id!r}: parallelism must be >= 1, got {self.parallelism}"
+            )
+        if self.cpu < 0 or self.memory_mb < 0:
+            raise ValueError(f"component {self.id!r}: cpu and memory must be >= 0")
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A component-level stream edge; ``traffic`` is its total rate (all streams merged)."""
+
+    source: str
+    target: str
+    traffic: float = 0.0
+    grouping: str = "shuffle"
+
+    def __post_init__(self) -> None:
+        if self.traffic < 0:
+            raise ValueError(f"edge {self.source}->{self.target}: traffic must be >= 0")
+
+
+@dataclass(frozen=True)
+class Executor:
+    """One executor (a paper "task"): the ``index``-th executor of ``component``."""
+
+    id: str
+    component: str
+    index: int
+    cpu: float
+    memory_mb: float
+
+
+def executor_id(component: str, index: int) -> str:
+    """The model's executor id convention: ``component#index``."""
+    return f"{component}#{index}"
+
+
+@dataclass(frozen=True)
+class Topology:
+    """A stream job: components, edges and (optionally) measured per-executor costs.
+
+    ``executor_cpu`` overrides the uniform split for the executors it names;
+    ``pair_traffic`` maps ``(source executor id, target executor id)`` to a measured rate
+    and, when non-empty, replaces Eq. 1's uniform split for *all* pairs (unlisted pairs
+    carry no traffic). ``workers`` is Storm's ``topology.workers``.
+    """
+
+    id: str
+    components: tuple[Component, ...]
+    edges: tuple[Edge, ...] = ()
+    workers: int = 1
+    name: str = ""
+    executor_cpu: Mapping[str, float] = field(default_factory=dict)
+    pair_traffic: Mapping[tuple[str, str], float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "components", tuple(self.components))
+        object.__setattr__(self, "edges", tuple(self.edges))
+        object.__setattr__(self, "executor_cpu", _frozen_map(self.executor_cpu))
+        object.__setattr__(self, "pair_traffic", _frozen_map(self.pair_traffic))
+        ids = [c.id for c in self.components]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"topology {self.id!r}: duplicate component ids in {ids}")
+        known = set(ids)
+        for edge in self.edges:
+            for end in (edge.source, edge.target):
+                if end not in known:
+                    raise ValueError(
+                        f"topology {self.id!r}: edge {edge.source}->{edge.target} names "
+                        f"unknown component {end!r}; known: {sorted(known)}"
+                    )
+            if edge.source == edge.target:
+                raise ValueError(f"topology {self.id!r}: self-loop on {edge.source!r}")
+
+    def __hash__(self) -> int:  # mappings are not hashable; identity is the id + shape
+        return hash((self.id, self.components, self.edges))
+
+    @cached_property
+    def component_by_id(self) -> Mapping[str, Component]:
+        return MappingProxyType({c.id: c for c in self.components})
+
+    @cached_property
+    def executors(self) -> tuple[Executor, ...]:
+        """All executors, grouped by component in declaration order, index ascending."""
+        result = []
+        for comp in self.components:
+            share_cpu = comp.cpu / comp.parallelism
+            share_mem = comp.memory_mb / comp.parallelism
+            for index in range(comp.parallelism):
+                eid = executor_id(comp.id, index)
+                cpu = self.executor_cpu.get(eid, share_cpu)
+                result.append(Executor(eid, comp.id, index, cpu, share_mem))
+        return tuple(result)
+
+    @cached_property
+    def executor_by_id(self) -> Mapping[str, Executor]:
+        return MappingProxyType({e.id: e for e in self.executors})
+
+    def executors_of(self, component: str) -> tuple[Executor, ...]:
+        comp = self.component_by_id[component]
+        by_id = self.executor_by_id
+        return tuple(by_id[executor_id(component, i)] for i in range(comp.parallelism))
+
+    @cached_property
+    def merged_edges(self) -> tuple[Edge, ...]:
+        """Edges with parallel streams between the same two components summed (000 §1.5)."""
+        totals: dict[tuple[str, str], float] = {}
+        grouping: dict[tuple[str, str], str] = {}
+        for edge in self.edges:
+            key = (edge.source, edge.target)
+            totals[key] = totals.get(key, 0.0) + edge.traffic
+            grouping.setdefault(key, edge.grouping)
+        return tuple(Edge(s, t, v, grouping[(s, t)]) for (s, t), v in totals.items())
+
+    @property
+    def has_measured_traffic(self) -> bool:
+        return bool(self.pair_traffic)
+
+    def pair_traffics(self) -> Iterator[tuple[str, str, float]]:
+        """Every executor pair with non-zero traffic: ``(source id, target id, rate)``.
+
+        Measured pairs when present, otherwise Eq. 1's uniform split of each merged edge.
+        """
+        if self.pair_traffic:
+            for (src, dst), rate in self.pair_traffic.items():
+                if rate > 0:
+                    yield src, dst, rate
+            return
+        for edge in self.merged_edges:
+            if edge.traffic <= 0:
+                continue
+            sources = self.executors_of(edge.source)
+            targets = self.executors_of(edge.target)
+            rate = edge.traffic / (len(sources) * len(targets))
+            for s in sources:
+                for t in targets:
+                    yield s.id, t.id, rate
+
+    @property
+    def total_cpu(self) -> float:
+        return sum(e.cpu for e in self.executors)
+
+
+@dataclass(frozen=True)
+class WorkerSlot:
+    """A Storm worker slot: a supervisor (node) and a port."""
+
+    node: str
+    port: int
+
+
+@dataclass(frozen=True)
+class Placement:
+    """The result of planning one topology: executor id -> node id (-> worker).
+
+    ``worker_of`` optionally refines the node with a logical worker index on that node
+    (0, 1, ...); when absent every topology gets one worker per node it uses (the
+    default of issue 3). ``slot_of`` is the physical mapping to Storm worker slots, filled
+    by :mod:`scheduler_py.model.slots`. ``report`` carries algorithm-specific details
+    (numbers an operator may want to see); it never changes the meaning of the placement.
+    """
+
+    topology_id: str
+    node_of: Mapping[str, str]
+    algorithm: str = ""
+    worker_of: Mapping[str, int] = field(default_factory=dict)
+    slot_of: Mapping[str, WorkerSlot] = field(default_factory=dict)
+    report: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "node_of", _frozen_map(self.node_of))
+        object.__setattr__(self, "worker_of", _frozen_map(self.worker_of))
+        object.__setattr__(self, "slot_of", _frozen_map(self.slot_of))
+        object.__setattr__(self, "report", _frozen_map(self.report))
+
+    def __hash__(self) -> int:
+        return hash((self.topology_id, tuple(sorted(self.node_of.items()))))
+
+    def worker_key(self, executor: str) -> tuple[str, int]:
+        """The (node, logical worker) an executor runs in."""
+        return self.node_of[executor], self.worker_of.get(executor, 0)
+
+    def executors_on(self, node: str) -> list[str]:
+        return [e for e, n in self.node_of.items() if n == node]
+
+    @property
+    def nodes_used(self) -> set[str]:
+        return set(self.node_of.values())
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One topology to place on a set of nodes, optionally with its current placement.
+
+    Algorithms are pure functions ``plan(problem, **params) -> Placement``. When several
+    topologies share a cluster, :mod:`scheduler_py.model.cluster` schedules them one at a
+    time, each seeing the capacity the previous ones left (``nodes`` is that remainder).
+    """
+
+    nodes: tuple[Node, ...]
+    topology: Topology
+    current: Placement | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "nodes", tuple(self.nodes))
+        ids = [n.id for n in self.nodes]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"duplicate node ids in {ids}")
+        if not self.nodes:
+            raise ValueError("a problem needs at least one node")
+
+    @cached_property
+    def node_by_id(self) -> Mapping[str, Node]:
+        return MappingProxyType({n.id: n for n in self.nodes})

@@ -1,0 +1,145 @@
+/*
+ * The one wire contract between the Storm shim (Java, in Nimbus) and the Python brain.
+ *
+ * Java code is generated from this file at build time (storm_plugin/pom.xml runs
+ * Debian's `thrift` compiler); Python loads it at run time with thriftpy2
+ * (scheduler_py/service/wire.py). Change it only in backward-compatible ways: new
+ * fields are `optional` with a new id, ids are never reused.
+ *
+ * Units: CPU in percent of one core (Storm's `supervisor.cpu.capacity` convention,
+ * 100 = one core); memory in MB.
+ */
+
+namespace java io.schedulerpy.storm.thrift
+namespace py scheduler_wire
+
+/** How a bolt subscribes to a stream (Storm's Grouping union, flattened). */
+enum GroupingType {
+  UNKNOWN = 0,
+  SHUFFLE = 1,
+  LOCAL_OR_SHUFFLE = 2,
+  FIELDS = 3,
+  ALL = 4,
+  GLOBAL = 5,
+  NONE = 6,
+  DIRECT = 7,
+  CUSTOM = 8
+}
+
+/** One worker slot (port) of a supervisor. */
+struct Slot {
+  1: required i32 port;
+  /** Topology id currently holding the slot; absent when the slot is free. */
+  2: optional string topology_id;
+}
+
+struct Supervisor {
+  1: required string id;
+  2: required string host;
+  /** Rack from the configured host->rack mapping, when one is known. */
+  3: optional string rack;
+  4: required list<Slot> slots;
+  5: required double total_cpu;
+  6: required double total_memory_mb;
+  7: required double available_cpu;
+  8: required double available_memory_mb;
+}
+
+/** One input of a component: the upstream component and stream it subscribes to. */
+struct InputStream {
+  1: required string component;
+  2: required string stream;
+  3: required GroupingType grouping;
+  /** Grouping fields, for FIELDS. */
+  4: optional list<string> fields;
+}
+
+struct Component {
+  1: required string id;
+  2: required bool is_spout;
+  /** True for Storm's own components (__acker, __system, __metrics...). */
+  3: required bool is_system;
+  4: required i32 parallelism;
+  /** Declared CPU per executor (topology.component.cpu.pcore.percent). */
+  5: required double cpu_per_executor;
+  /** Declared on-heap + off-heap memory per executor. */
+  6: required double memory_mb_per_executor;
+  7: required list<InputStream> inputs;
+}
+
+/** A Storm executor: a contiguous range of task ids of one component. */
+struct Executor {
+  1: required i32 task_start;
+  2: required i32 task_end;
+  3: required string component;
+}
+
+struct ExecutorPlacement {
+  1: required Executor executor;
+  2: required string supervisor_id;
+  3: required i32 port;
+}
+
+struct Topology {
+  1: required string id;
+  2: required string name;
+  /** topology.workers */
+  3: required i32 num_workers;
+  4: required list<Component> components;
+  5: required list<Executor> executors;
+  /** Where the executors run now (empty for a new topology). */
+  6: required list<ExecutorPlacement> current;
+  /** Cluster.needsScheduling(topology) as Nimbus sees it this round. */
+  7: required bool needs_scheduling;
+  /**
+   * Topology configuration entries the brain reads, JSON-encoded values:
+   * every key starting with "scheduler." plus a few topology.* keys.
+   */
+  8: required map<string, string> conf;
+}
+
+struct ClusterSnapshot {
+  /** Increments every Nimbus scheduling round. */
+  1: required i64 round;
+  2: required i64 timestamp_ms;
+  3: required list<Supervisor> supervisors;
+  /** Topologies the brain may place this round (never the ones it must not touch). */
+  4: required list<Topology> topologies;
+  5: optional string storm_version;
+}
+
+enum Decision {
+  /** Apply `placements` (every executor of the topology exactly once). */
+  PLACE = 1,
+  /** The brain declines: the shim hands the topology to Storm's DefaultScheduler. */
+  LEAVE_TO_STORM = 2,
+  /** The current assignment is the plan: change nothing. */
+  KEEP = 3
+}
+
+struct TopologyPlan {
+  1: required string topology_id;
+  2: required Decision decision;
+  3: required list<ExecutorPlacement> placements;
+  /** Human-readable: why this plan, or why the brain declined. Shown as topology status. */
+  4: required string reason;
+  5: required string algorithm;
+}
+
+struct ScheduleReply {
+  1: required list<TopologyPlan> plans;
+  2: required string brain_version;
+}
+
+/** The brain could not produce any reply for this snapshot (the shim falls back). */
+exception BrainError {
+  1: required string message;
+}
+
+service SchedulerBrain {
+  /** One scheduling round. Topologies missing from the reply are left to Storm. */
+  ScheduleReply schedule(1: ClusterSnapshot snapshot) throws (1: BrainError error),
+
+  /** Liveness probe; returns the brain's version. */
+  string ping()
+}
