@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from scheduler_py.model.capacity import check_feasible
 from scheduler_py.model.cost import violations
 from scheduler_py.model.errors import SchedulingError, UnknownAlgorithmError
 from scheduler_py.model.types import Placement, Problem
@@ -115,6 +116,7 @@ def run(name: str, problem: Problem, params: Mapping[str, Any] | None = None) ->
     """
     info = get(name)
     kwargs = coerce_params(info, params)
+    check_feasible(problem)
     started = time.perf_counter()
     placement = info.plan(problem, **kwargs)
     seconds = time.perf_counter() - started

@@ -50,6 +50,9 @@ class RoundRecord:
     algorithm: str
     reason: str
     placement: dict[str, tuple[str, int]] = field(default_factory=dict)
+    """model executor id -> (supervisor id, port)"""
+    storm_placement: dict[str, tuple[str, int]] = field(default_factory=dict)
+    """Storm executor "task_start-task_end" -> (supervisor id, port)"""
     summary: dict[str, Any] = field(default_factory=dict)
 
 
@@ -112,6 +115,7 @@ def _place(w: Any, view: TopologyView, algorithm: str, params: dict[str, Any]):
     placement = assign_slots(placement, view.free_ports, view.current_slots)
     placements = []
     record_map = {}
+    storm_map = {}
     for eid, slot in sorted(placement.slot_of.items()):
         start, end = view.storm_executor[eid]
         component = view.component_of[(start, end)]
@@ -119,6 +123,7 @@ def _place(w: Any, view: TopologyView, algorithm: str, params: dict[str, Any]):
             w.ExecutorPlacement(w.Executor(start, end, component), slot.node, slot.port)
         )
         record_map[eid] = (slot.node, slot.port)
+        storm_map[f"{start}-{end}"] = (slot.node, slot.port)
     evaluation = evaluate(problem, placement)
     workers = len(set(placement.slot_of.values()))
     reason = (
@@ -128,7 +133,9 @@ def _place(w: Any, view: TopologyView, algorithm: str, params: dict[str, Any]):
     )
     summary = evaluation.summary() | {"seconds": placement.report.get("seconds", 0.0)}
     plan = w.TopologyPlan(problem.topology.id, w.Decision.PLACE, placements, reason, algorithm)
-    record = RoundRecord(problem.topology.id, "PLACE", algorithm, reason, record_map, summary)
+    record = RoundRecord(
+        problem.topology.id, "PLACE", algorithm, reason, record_map, storm_map, summary
+    )
     return plan, record
 
 

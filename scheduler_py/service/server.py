@@ -81,6 +81,7 @@ class BrainHandler:
             "timestamp_ms": snapshot.timestamp_ms,
             "round_seconds": seconds,
             "placement": {e: list(s) for e, s in record.placement.items()},
+            "storm_placement": {e: list(s) for e, s in record.storm_placement.items()},
         }
         self.plan_log.parent.mkdir(parents=True, exist_ok=True)
         with self.plan_log.open("a", encoding="utf-8") as out:

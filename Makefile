@@ -1,0 +1,72 @@
+# scheduler-py: the two set-up commands of the README are `make demo` and `make test`.
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+
+PYTHON ?= python3
+VENV ?= $(CURDIR)/.venv
+PY := $(VENV)/bin/python
+export VENV
+STORM_HOME ?= $(CURDIR)/build/storm-home
+export STORM_HOME
+PLUGIN_JAR := storm_plugin/target/storm-scheduler-plugin.jar
+PLUGIN_SOURCES := $(shell find storm_plugin/src -type f 2>/dev/null) storm_plugin/pom.xml \
+	scheduler_py/service/scheduler.thrift
+
+.PHONY: help deps venv plugin storm-home cluster-up cluster-down cluster-status demo \
+	test lint test-java test-python bench clean
+
+help:
+	@echo "make demo     - set everything up, start a local Storm cluster scheduled by the brain, run word count"
+	@echo "make test     - lint + Java unit tests + Python tests (incl. real-cluster integration tests)"
+	@echo "make bench    - benchmarks (tables beside the papers' numbers, PNGs in bench-results/)"
+	@echo "make cluster-up / cluster-down / cluster-status"
+
+deps:
+	deploy/install-system-deps.sh
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -e '.[dev]'
+	touch $@
+
+plugin: $(PLUGIN_JAR)
+
+$(PLUGIN_JAR): $(PLUGIN_SOURCES) | deps
+	mvn -q -B -f storm_plugin/pom.xml -DskipTests package
+
+storm-home: plugin
+	deploy/install-storm.sh
+
+cluster-up: venv storm-home
+	deploy/cluster-up.sh
+
+cluster-down:
+	deploy/cluster-down.sh
+
+cluster-status:
+	deploy/cluster-status.sh
+
+demo: deps venv storm-home
+	deploy/demo.sh
+
+lint: venv
+	$(VENV)/bin/ruff check scheduler_py tests topologies deploy
+	$(VENV)/bin/ruff format --check scheduler_py tests
+
+test-java: deps
+	mvn -q -B -f storm_plugin/pom.xml test
+
+test-python: venv storm-home
+	$(PY) -m pytest -ra
+
+test: lint test-java test-python
+
+bench: venv
+	$(VENV)/bin/scheduler-py bench all
+
+clean:
+	-deploy/cluster-down.sh
+	rm -rf build storm_plugin/target bench-results

@@ -1,0 +1,1 @@
+"""Talking to a running Storm cluster (Nimbus Thrift API) from the Python side."""

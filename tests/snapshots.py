@@ -1,0 +1,103 @@
+"""Builders of Thrift ``ClusterSnapshot`` values for tests (the shape the shim sends)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from scheduler_py.service.wire import wire
+
+
+def supervisor(
+    sid: str,
+    ports: Iterable[int] = (6700, 6701, 6702, 6703),
+    cpu: float = 400.0,
+    memory: float = 4096.0,
+    owners: Mapping[int, str] | None = None,
+    used_cpu: float = 0.0,
+    used_memory: float = 0.0,
+    rack: str | None = None,
+) -> Any:
+    w = wire()
+    owners = owners or {}
+    return w.Supervisor(
+        id=sid,
+        host=sid,
+        rack=rack,
+        slots=[w.Slot(port=p, topology_id=owners.get(p)) for p in ports],
+        total_cpu=cpu,
+        total_memory_mb=memory,
+        available_cpu=cpu - used_cpu,
+        available_memory_mb=memory - used_memory,
+    )
+
+
+def wordcount(
+    topology_id: str = "wc-1",
+    conf: Mapping[str, Any] | None = None,
+    current: Iterable[tuple[int, int, str, str, int]] = (),
+    needs_scheduling: bool = True,
+    workers: int = 3,
+) -> Any:
+    """spout(2) -shuffle-> split(3) -fields-> count(3), plus 3 ackers; tasks numbered as Storm
+    does (sorted component ids from 1)."""
+    w = wire()
+    g = w.GroupingType
+    components = [
+        w.Component(
+            "__acker",
+            False,
+            True,
+            3,
+            10.0,
+            128.0,
+            [
+                w.InputStream("spout", "__ack_init", g.FIELDS, ["id"]),
+                w.InputStream("split", "__ack_ack", g.FIELDS, ["id"]),
+                w.InputStream("count", "__ack_ack", g.FIELDS, ["id"]),
+            ],
+        ),
+        w.Component(
+            "count",
+            False,
+            False,
+            3,
+            10.0,
+            128.0,
+            [w.InputStream("split", "default", g.FIELDS, ["word"])],
+        ),
+        w.Component("spout", True, False, 2, 10.0, 128.0, []),
+        w.Component(
+            "split",
+            False,
+            False,
+            3,
+            10.0,
+            128.0,
+            [w.InputStream("spout", "default", g.SHUFFLE, None)],
+        ),
+    ]
+    executors = []
+    task = 1
+    for comp in components:  # already in sorted id order
+        for _ in range(comp.parallelism):
+            executors.append(w.Executor(task, task, comp.id))
+            task += 1
+    placed = [w.ExecutorPlacement(w.Executor(s, e, c), sup, port) for s, e, c, sup, port in current]
+    return w.Topology(
+        id=topology_id,
+        name=topology_id.split("-")[0],
+        num_workers=workers,
+        components=components,
+        executors=executors,
+        current=placed,
+        needs_scheduling=needs_scheduling,
+        conf={k: json.dumps(v) for k, v in (conf or {}).items()},
+    )
+
+
+def snapshot(supervisors: list[Any], topologies: list[Any], round_: int = 1) -> Any:
+    return wire().ClusterSnapshot(
+        round=round_, timestamp_ms=0, supervisors=supervisors, topologies=topologies
+    )
