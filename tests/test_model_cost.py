@@ -105,9 +105,9 @@ def test_check_feasible_names_component_resource_need_and_best():
 
 def test_check_feasible_totals_and_memory_and_slots():
     topology = Topology("t", (Component("a", 4, cpu=160.0, memory_mb=400.0),))
-    with pytest.raises(InfeasibleError, match="needs 160.0% CPU in total"):
+    with pytest.raises(InfeasibleError, match=r"needs 160\.0% CPU in total"):
         check_feasible(Problem((Node("n1", 100.0), Node("n2", 50.0)), topology))
-    with pytest.raises(InfeasibleError, match=r"needs 100.0 MB memory per executor"):
+    with pytest.raises(InfeasibleError, match=r"needs 100\.0 MB memory per executor"):
         check_feasible(Problem((Node("n1", 400.0, memory_mb=64.0),), topology))
     with pytest.raises(InfeasibleError, match="no node has a free worker slot"):
         check_feasible(Problem((Node("n1", 400.0, slots=0),), topology))
