@@ -1,0 +1,90 @@
+package io.schedulerpy.storm;
+
+import io.schedulerpy.storm.thrift.BrainError;
+import io.schedulerpy.storm.thrift.ClusterSnapshot;
+import io.schedulerpy.storm.thrift.ScheduleReply;
+import io.schedulerpy.storm.thrift.SchedulerBrain;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.function.Function;
+import org.apache.thrift.protocol.TBinaryProtocol;
+import org.apache.thrift.server.TServer;
+import org.apache.thrift.server.TSimpleServer;
+import org.apache.thrift.transport.TServerSocket;
+import org.apache.thrift.transport.layered.TFramedTransport;
+
+/**
+ * A real Thrift SchedulerBrain server on an ephemeral loopback port (framed transport, binary
+ * protocol, like the Python brain), answering with a test function (a null answer raises BrainError).
+ */
+final class TestBrainServer implements AutoCloseable {
+    private final TServerSocket socket;
+    private final TServer server;
+    private final Thread thread;
+    private final List<ClusterSnapshot> snapshots = Collections.synchronizedList(new ArrayList<>());
+    private volatile Function<ClusterSnapshot, ScheduleReply> answer;
+    private volatile long delayMs;
+
+    TestBrainServer(Function<ClusterSnapshot, ScheduleReply> answer) throws Exception {
+        this.answer = answer;
+        SchedulerBrain.Iface handler = new SchedulerBrain.Iface() {
+            @Override
+            public ScheduleReply schedule(ClusterSnapshot snapshot) throws BrainError {
+                snapshots.add(snapshot);
+                if (delayMs > 0) {
+                    try {
+                        Thread.sleep(delayMs);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                ScheduleReply reply = TestBrainServer.this.answer.apply(snapshot);
+                if (reply == null) {
+                    throw new BrainError("test brain refuses");
+                }
+                return reply;
+            }
+
+            @Override
+            public String ping() {
+                return "test-brain";
+            }
+        };
+        socket = new TServerSocket(new InetSocketAddress("127.0.0.1", 0));
+        server = new TSimpleServer(new TServer.Args(socket)
+            .processor(new SchedulerBrain.Processor<>(handler))
+            .transportFactory(new TFramedTransport.Factory())
+            .protocolFactory(new TBinaryProtocol.Factory()));
+        thread = new Thread(server::serve, "test-brain");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    int port() {
+        return socket.getServerSocket().getLocalPort();
+    }
+
+    void answer(Function<ClusterSnapshot, ScheduleReply> answer) {
+        this.answer = answer;
+    }
+
+    void delay(long millis) {
+        this.delayMs = millis;
+    }
+
+    List<ClusterSnapshot> snapshots() {
+        return snapshots;
+    }
+
+    ClusterSnapshot lastSnapshot() {
+        return snapshots.get(snapshots.size() - 1);
+    }
+
+    @Override
+    public void close() {
+        server.stop();
+        socket.close();
+    }
+}
