@@ -36,7 +36,7 @@ def supervisor(
 def wordcount(
     topology_id: str = "wc-1",
     conf: Mapping[str, Any] | None = None,
-    current: Iterable[tuple[int, int, str, str, int]] = (),
+    current: Iterable[tuple[int, int, str, int]] = (),
     needs_scheduling: bool = True,
     workers: int = 3,
 ) -> Any:
@@ -67,7 +67,6 @@ def wordcount(
             128.0,
             [w.InputStream("split", "default", g.FIELDS, ["word"])],
         ),
-        w.Component("spout", True, False, 2, 10.0, 128.0, []),
         w.Component(
             "split",
             False,
@@ -77,6 +76,7 @@ def wordcount(
             128.0,
             [w.InputStream("spout", "default", g.SHUFFLE, None)],
         ),
+        w.Component("spout", True, False, 2, 10.0, 128.0, []),
     ]
     executors = []
     task = 1
@@ -84,7 +84,11 @@ def wordcount(
         for _ in range(comp.parallelism):
             executors.append(w.Executor(task, task, comp.id))
             task += 1
-    placed = [w.ExecutorPlacement(w.Executor(s, e, c), sup, port) for s, e, c, sup, port in current]
+    component_of = {ex.task_start: ex.component for ex in executors}
+    placed = [
+        w.ExecutorPlacement(w.Executor(s, e, component_of[s]), sup, port)
+        for s, e, sup, port in current
+    ]
     return w.Topology(
         id=topology_id,
         name=topology_id.split("-")[0],

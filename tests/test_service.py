@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+import time
 from collections import Counter
 
 import pytest
@@ -118,11 +119,21 @@ def test_two_new_topologies_in_one_round_do_not_share_slots():
 @pytest.fixture()
 def brain():
     handler = BrainHandler(PlannerConfig("even"))
-    server = make_brain_server(handler, "127.0.0.1", 0)
-    server.trans.listen()
-    port = server.trans.sock.getsockname()[1]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = make_brain_server(handler, "127.0.0.1", port)
     thread = threading.Thread(target=server.serve, daemon=True)
     thread.start()
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
     yield port
     server.close()
 

@@ -113,6 +113,13 @@ def _place(w: Any, view: TopologyView, algorithm: str, params: dict[str, Any]):
     problem = view.problem
     placement = registry.run(algorithm, problem, params)
     placement = assign_slots(placement, view.free_ports, view.current_slots)
+    workers = len(set(placement.slot_of.values()))
+    if workers > problem.topology.workers:
+        raise SchedulingError(
+            f"the plan needs {workers} workers but topology.workers is "
+            f"{problem.topology.workers} (Storm rejects more); raise topology.workers or "
+            f"choose an algorithm that consolidates (e.g. td)"
+        )
     placements = []
     record_map = {}
     storm_map = {}
@@ -125,7 +132,6 @@ def _place(w: Any, view: TopologyView, algorithm: str, params: dict[str, Any]):
         record_map[eid] = (slot.node, slot.port)
         storm_map[f"{start}-{end}"] = (slot.node, slot.port)
     evaluation = evaluate(problem, placement)
-    workers = len(set(placement.slot_of.values()))
     reason = (
         f"placed by {algorithm} on {evaluation.nodes_used} node(s), {workers} worker(s); "
         f"collocated traffic {evaluation.imc_gain:.3g} of {evaluation.total_traffic:.3g}, "

@@ -89,7 +89,12 @@ struct Topology {
   5: required list<Executor> executors;
   /** Where the executors run now (empty for a new topology). */
   6: required list<ExecutorPlacement> current;
-  /** Cluster.needsScheduling(topology) as Nimbus sees it this round. */
+  /**
+   * Cluster.needsScheduling(topology) this round, except false when the current assignment
+   * is exactly the last plan the brain gave this topology (PLACE or KEEP) with every
+   * executor assigned (Storm alone reports true whenever fewer workers than
+   * topology.workers are used, which a brain plan may legitimately do).
+   */
   7: required bool needs_scheduling;
   /**
    * Topology configuration entries the brain reads, JSON-encoded values:
@@ -109,7 +114,10 @@ struct ClusterSnapshot {
 }
 
 enum Decision {
-  /** Apply `placements` (every executor of the topology exactly once). */
+  /**
+   * Apply `placements`: every executor of the topology exactly once, on at most
+   * topology.workers distinct slots.
+   */
   PLACE = 1,
   /** The brain declines: the shim hands the topology to Storm's DefaultScheduler. */
   LEAVE_TO_STORM = 2,
