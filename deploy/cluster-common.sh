@@ -1,0 +1,148 @@
+# shellcheck shell=bash
+# Settings and helpers shared by cluster-up.sh, cluster-down.sh and cluster-status.sh.
+# Sourced, not executed.  Every setting can be overridden from the environment; see
+# deploy/README.md for the full list.
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DEPLOY="$REPO/deploy"
+
+STORM_HOME="${STORM_HOME:-$REPO/build/storm-home}"
+CLUSTER_DIR="${CLUSTER_DIR:-$REPO/build/cluster}"
+VENV="${VENV:-$REPO/.venv}"
+RUN_DIR="$CLUSTER_DIR/run"
+LOG_DIR="$CLUSTER_DIR/logs"
+CONF_ROOT="$CLUSTER_DIR/conf"
+DATA_DIR="$CLUSTER_DIR/data"
+
+# cluster-down/cluster-status act on the cluster as it was started: reuse its settings.
+if [[ "${CLUSTER_SCRIPT:-}" != cluster-up && -f "$RUN_DIR/cluster.env" ]]; then
+  # shellcheck disable=SC1091
+  source "$RUN_DIR/cluster.env"
+fi
+
+# Ports.  CLUSTER_PORT_OFFSET shifts every default at once (use multiples of 1000 so
+# that two clusters' slot ranges cannot overlap: 1000 -> ZK 3181, Nimbus 7627, ...).
+CLUSTER_PORT_OFFSET="${CLUSTER_PORT_OFFSET:-0}"
+STORM_ZK_PORT="${STORM_ZK_PORT:-$((2181 + CLUSTER_PORT_OFFSET))}"
+STORM_NIMBUS_PORT="${STORM_NIMBUS_PORT:-$((6627 + CLUSTER_PORT_OFFSET))}"
+STORM_SUPERVISOR_THRIFT_BASE="${STORM_SUPERVISOR_THRIFT_BASE:-$((6628 + CLUSTER_PORT_OFFSET))}"
+STORM_SLOT_BASE="${STORM_SLOT_BASE:-$((6700 + CLUSTER_PORT_OFFSET))}"
+STORM_UI_PORT="${STORM_UI_PORT:-$((8080 + CLUSTER_PORT_OFFSET))}"
+BRAIN_HOST="${BRAIN_HOST:-127.0.0.1}"
+BRAIN_PORT="${BRAIN_PORT:-$((9627 + CLUSTER_PORT_OFFSET))}"
+
+# Shape of the cluster.
+STORM_SUPERVISORS="${STORM_SUPERVISORS:-3}"
+STORM_SLOTS_PER_SUPERVISOR="${STORM_SLOTS_PER_SUPERVISOR:-4}"
+STORM_SLOT_STRIDE="${STORM_SLOT_STRIDE:-10}"
+STORM_NIMBUS_HOST="${STORM_NIMBUS_HOST:-127.0.0.1}"
+STORM_ZK_HOST="${STORM_ZK_HOST:-127.0.0.1}"
+
+# supervisor i (1-based) -> hostname 127.0.0.i (or the i-th word of STORM_SUPERVISOR_HOSTS)
+supervisor_host() {
+  local i="$1" hosts
+  if [[ -n "${STORM_SUPERVISOR_HOSTS:-}" ]]; then
+    read -r -a hosts <<<"$STORM_SUPERVISOR_HOSTS"
+    [[ -n "${hosts[$((i - 1))]:-}" ]] || { echo "STORM_SUPERVISOR_HOSTS has no entry $i" >&2; return 1; }
+    echo "${hosts[$((i - 1))]}"
+  else
+    echo "127.0.0.$i"
+  fi
+}
+supervisor_thrift_port() { echo $((STORM_SUPERVISOR_THRIFT_BASE + $1 - 1)); }
+supervisor_slot_ports() {  # space separated
+  local i="$1" j base=$((STORM_SLOT_BASE + ($1 - 1) * STORM_SLOT_STRIDE)) out=()
+  for ((j = 0; j < STORM_SLOTS_PER_SUPERVISOR; j++)); do out+=($((base + j))); done
+  echo "${out[*]}"
+}
+
+clog() { echo "[${CLUSTER_SCRIPT:-cluster}] $*"; }
+cdie() { echo "[${CLUSTER_SCRIPT:-cluster}] ERROR: $*" >&2; exit 1; }
+
+# The components, in start order.
+cluster_components() {
+  local i
+  echo zookeeper nimbus
+  for ((i = 1; i <= STORM_SUPERVISORS; i++)); do echo "supervisor-$i"; done
+  echo ui brain
+}
+
+pidfile() { echo "$RUN_DIR/$1.pid"; }
+
+# pid of a component if its process is alive and really ours (its command line mentions
+# CLUSTER_DIR: guards against a recycled pid), else nothing.
+component_pid() {
+  local f pid
+  f="$(pidfile "$1")"
+  [[ -f "$f" ]] || return 1
+  pid="$(cat "$f" 2>/dev/null || true)"
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  kill -0 "$pid" 2>/dev/null || return 1
+  tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF -- "$CLUSTER_DIR/" || return 1
+  echo "$pid"
+}
+
+# Every process that belongs to this cluster, as pids on one line.  A process is ours if
+#  - it is in the process group of a daemon we started (pid files; setsid made each daemon
+#    a group leader, and workers, LogWriters and multilang subprocesses stay in their
+#    supervisor's group even when reparented), and its command line or working directory
+#    points into CLUSTER_DIR (guards against recycled ids); or
+#  - wherever it is, it carries one of our markers: a JVM with -Dstorm.local.dir=,
+#    -Dstorm.conf.file= or -Dworkers.artifacts= under CLUSTER_DIR, our zoo.cfg, the brain's
+#    --log-file under CLUSTER_DIR, or a working directory under CLUSTER_DIR/data (where
+#    workers run and where ShellBolt/ShellSpout start streamparse_run).
+# A `tail -f $CLUSTER_DIR/logs/...` in another terminal is left alone.
+cluster_pids() {
+  local groups="" c f
+  for c in $(cluster_components); do
+    f="$(pidfile "$c")"
+    [[ -f "$f" ]] && groups+="$(cat "$f" 2>/dev/null) "
+  done
+  python3 - "$CLUSTER_DIR" "$groups" <<'PY'
+import os, sys
+cd = os.path.realpath(sys.argv[1]).rstrip("/")
+groups = {int(g) for g in sys.argv[2].split() if g.isdigit()}
+me = {os.getpid(), os.getppid()}
+markers = tuple(f"-D{k}={cd}/" for k in ("storm.local.dir", "storm.conf.file", "workers.artifacts"))
+out = []
+for name in os.listdir("/proc"):
+    if not name.isdigit() or int(name) in me:
+        continue
+    pid = int(name)
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            args = [a.decode(errors="replace") for a in fh.read().split(b"\0") if a]
+        cwd = os.readlink(f"/proc/{pid}/cwd")
+        pgid = os.getpgid(pid)
+    except (OSError, ProcessLookupError):
+        continue
+    if not args:  # kernel thread or zombie
+        continue
+    marked = (any(a.startswith(markers) for a in args)
+              or f"{cd}/conf/zookeeper/zoo.cfg" in args
+              or any(a == "--log-file" and b.startswith(cd + "/") for a, b in zip(args, args[1:]))
+              or cwd.startswith(cd + "/data/"))
+    in_cd = cwd == cd or cwd.startswith(cd + "/") or any(cd + "/" in a for a in args)
+    if marked or (pgid in groups and in_cd):
+        out.append(str(pid))
+print(" ".join(out))
+PY
+}
+
+port_in_use() {  # port_in_use <port>  (listening TCP socket on any address)
+  ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
+}
+
+wait_port() {  # wait_port <host> <port> <timeout-secs> <pid>
+  local host="$1" port="$2" timeout="$3" pid="$4" deadline=$((SECONDS + $3))
+  while ((SECONDS < deadline)); do
+    (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null && return 0
+    kill -0 "$pid" 2>/dev/null || return 2
+    sleep 0.2
+  done
+  return 1
+}
+
+venv_python() {
+  if [[ -x "$VENV/bin/python" ]]; then echo "$VENV/bin/python"; else echo python3; fi
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Stop the local Storm test cluster started by cluster-up.sh, leaving no process behind.
+#
+#   deploy/cluster-down.sh                 # the cluster in $CLUSTER_DIR (default build/cluster)
+#   CLUSTER_DIR=/tmp/c2 deploy/cluster-down.sh
+#   deploy/cluster-down.sh --purge         # also delete $CLUSTER_DIR (conf, data, logs)
+#
+# 1. SIGTERM to the process group of every daemon with a pid file (a supervisor's group
+#    holds its workers, their LogWriters and their multilang Python subprocesses);
+#    supervisors first, ZooKeeper last.
+# 2. wait up to CLUSTER_STOP_TIMEOUT seconds (default 15), then SIGKILL what is left.
+# 3. sweep: any process whose command line or working directory is under $CLUSTER_DIR
+#    (e.g. a worker whose supervisor was killed -9 earlier) gets the same treatment.
+# Exit status 0 when nothing of the cluster is left running.
+set -euo pipefail
+CLUSTER_SCRIPT=cluster-down
+# shellcheck source=deploy/cluster-common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/cluster-common.sh"
+
+PURGE=no
+for a in "$@"; do
+  case "$a" in
+    --purge) PURGE=yes ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) cdie "unknown argument $a (try --help)" ;;
+  esac
+done
+STOP_TIMEOUT="${CLUSTER_STOP_TIMEOUT:-15}"
+
+if [[ ! -d "$CLUSTER_DIR" ]]; then
+  clog "no cluster directory $CLUSTER_DIR: nothing to stop"
+  exit 0
+fi
+
+# Stop order: supervisors (and their workers) before nimbus, zookeeper last.
+order=()
+for c in $(cluster_components); do [[ $c == supervisor-* ]] && order+=("$c"); done
+order+=(ui nimbus brain zookeeper)
+
+groups=()
+for c in "${order[@]}"; do
+  if pid="$(component_pid "$c")"; then
+    clog "stopping $c (pid $pid, process group $pid)"
+    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+    groups+=("$pid")
+  fi
+done
+
+# Stragglers not in those groups (e.g. orphaned workers): TERM them too.
+for p in $(cluster_pids); do kill -TERM "$p" 2>/dev/null || true; done
+
+deadline=$((SECONDS + STOP_TIMEOUT))
+while ((SECONDS < deadline)); do
+  left="$(cluster_pids)"
+  [[ -z "$left" ]] && break
+  sleep 0.3
+done
+
+left="$(cluster_pids)"
+if [[ -n "$left" ]]; then
+  clog "still running after ${STOP_TIMEOUT}s, sending SIGKILL: $left"
+  for g in "${groups[@]}"; do kill -KILL -- "-$g" 2>/dev/null || true; done
+  for p in $left; do kill -KILL "$p" 2>/dev/null || true; done
+  for _ in $(seq 1 50); do
+    left="$(cluster_pids)"
+    [[ -z "$left" ]] && break
+    sleep 0.1
+  done
+fi
+
+rm -f "$RUN_DIR"/*.pid "$RUN_DIR/cluster.env"
+left="$(cluster_pids)"
+if [[ -n "$left" ]]; then
+  clog "ERROR: processes of the cluster still alive:"
+  for p in $left; do ps -o pid=,pgid=,args= -p "$p" 2>/dev/null | cut -c1-200 | sed 's/^/  /'; done
+  exit 1
+fi
+if [[ $PURGE == yes ]]; then
+  rm -rf "$CLUSTER_DIR"
+  clog "cluster stopped; $CLUSTER_DIR deleted"
+else
+  clog "cluster stopped (logs kept in $LOG_DIR)"
+fi

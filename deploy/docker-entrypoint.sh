@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Entrypoint of the image built by deploy/Dockerfile: one Storm role per container.
+#
+#   docker-entrypoint.sh zookeeper | nimbus | supervisor | ui | brain
+#   docker-entrypoint.sh submit <project> [name] [sparse submit options...]
+#   docker-entrypoint.sh <any other command>     (run as is, e.g. bash)
+#
+# The role's storm.yaml is rendered from deploy/storm.yaml.template with the values
+# below (all overridable by environment; docker-compose.yml sets the host names).
+# storm.local.hostname is the container's hostname, which compose sets to the service
+# name so that other containers (workers!) can resolve it.
+set -euo pipefail
+
+APP="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"   # /opt/scheduler-py in the image
+DEPLOY="$APP/deploy"
+STORM_HOME="${STORM_HOME:-/opt/storm}"
+VENV="${VENV:-/opt/venv}"
+STATE="${STORM_STATE_DIR:-/var/storm}"
+export STORM_CONF_DIR="$STATE/conf" STORM_LOG_DIR="$STATE/logs"
+mkdir -p "$STORM_CONF_DIR" "$STORM_LOG_DIR" "$STATE/data"
+
+role="${1:-}"
+[[ -n "$role" ]] || { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+shift
+
+STORM_ZK_HOST="${STORM_ZK_HOST:-zookeeper}"
+STORM_ZK_PORT="${STORM_ZK_PORT:-2181}"
+STORM_NIMBUS_HOST="${STORM_NIMBUS_HOST:-nimbus}"
+STORM_NIMBUS_PORT="${STORM_NIMBUS_PORT:-6627}"
+BRAIN_HOST="${BRAIN_HOST:-brain}"
+BRAIN_PORT="${BRAIN_PORT:-9627}"
+
+slot_ports() {  # "6700 6701" -> [6700, 6701]
+  local out="" p
+  for p in ${STORM_SLOT_PORTS:-6700 6701 6702 6703}; do out+="${out:+, }$p"; done
+  echo "[$out]"
+}
+
+render_conf() {
+  python3 "$DEPLOY/render-storm-yaml.py" "$DEPLOY/storm.yaml.template" "$STORM_CONF_DIR/storm.yaml" \
+    --extra "${STORM_EXTRA_YAML:-}" \
+    "ZK_HOST=$STORM_ZK_HOST" "ZK_PORT=$STORM_ZK_PORT" \
+    "NIMBUS_HOST=$STORM_NIMBUS_HOST" "NIMBUS_PORT=$STORM_NIMBUS_PORT" \
+    "LOCAL_HOSTNAME=${STORM_LOCAL_HOSTNAME:-$(hostname)}" \
+    "LOCAL_DIR=$STATE/data" "LOG_DIR=$STORM_LOG_DIR" \
+    "MONITOR_FREQ_SECS=${STORM_MONITOR_FREQ_SECS:-5}" \
+    "SCHEDULER=${STORM_SCHEDULER:-io.schedulerpy.storm.BrainScheduler}" \
+    "BRAIN_HOST=$BRAIN_HOST" "BRAIN_PORT=$BRAIN_PORT" \
+    "BRAIN_TIMEOUT_MS=${SCHEDULER_BRAIN_TIMEOUT_MS:-5000}" \
+    "BRAIN_ENABLED=${SCHEDULER_BRAIN_ENABLED:-true}" \
+    "SLOT_PORTS=$(slot_ports)" "SUPERVISOR_THRIFT_PORT=${STORM_SUPERVISOR_THRIFT_PORT:-6628}" \
+    "WORKER_START_TIMEOUT_SECS=${STORM_WORKER_START_TIMEOUT_SECS:-90}" \
+    "WORKER_HEAP_MB=${STORM_WORKER_HEAP_MB:-384}" \
+    "WORKER_CHILDOPTS=${STORM_WORKER_CHILDOPTS:--Xmx%HEAP-MEM%m -XX:+UseSerialGC -XX:TieredStopAtLevel=1}" \
+    "MESSAGE_TIMEOUT_SECS=${STORM_MESSAGE_TIMEOUT_SECS:-30}" \
+    "EXECUTOR_METRICS_SECS=${STORM_EXECUTOR_METRICS_SECS:-5}" \
+    "UI_PORT=${STORM_UI_PORT:-8080}"
+}
+
+case "$role" in
+  zookeeper)
+    render_conf
+    mkdir -p "$STATE/data/zookeeper"
+    cat >"$STORM_CONF_DIR/zoo.cfg" <<EOF
+tickTime=2000
+dataDir=$STATE/data/zookeeper
+clientPort=$STORM_ZK_PORT
+maxClientCnxns=0
+admin.enableServer=false
+4lw.commands.whitelist=ruok,srvr,stat,mntr
+autopurge.purgeInterval=1
+EOF
+    exec "$STORM_HOME/bin/storm" zookeeper "$STORM_CONF_DIR/zoo.cfg" ;;
+  nimbus|supervisor|ui)
+    render_conf
+    exec "$STORM_HOME/bin/storm" "$role" ;;
+  brain)
+    exec "$VENV/bin/scheduler-py" serve --host 0.0.0.0 --port "$BRAIN_PORT" \
+      --log-file "$STORM_LOG_DIR/brain.log" "$@" ;;
+  submit)
+    [[ $# -ge 1 ]] || { echo "usage: submit <project> [name] [sparse options...]" >&2; exit 2; }
+    render_conf
+    export STORM_NIMBUS="$STORM_NIMBUS_HOST:$STORM_NIMBUS_PORT" VENV
+    "$VENV/bin/python" "$DEPLOY/stormctl.py" --nimbus "$STORM_NIMBUS" wait-cluster \
+      --supervisors "${STORM_SUPERVISORS:-3}" --timeout "${STORM_READY_TIMEOUT:-180}"
+    # the projects are copied into the image read-only; build jars in a scratch copy
+    work="$STATE/topologies"
+    rm -rf "$work"; cp -r "$APP/topologies" "$work"
+    project="$1"; shift
+    [[ -d "$project" ]] || project="$work/$project"
+    exec "$DEPLOY/submit-topology.sh" "$project" "$@" ;;
+  *)
+    exec "$role" "$@" ;;
+esac
