@@ -240,7 +240,7 @@ if [[ $start_brain == yes ]]; then
   clog "starting brain on $BRAIN_HOST:$BRAIN_PORT"
   read -r -a brain_extra <<<"$BRAIN_ARGS"
   start brain "PATH=$VENV/bin:$PATH" -- "$BRAIN_CMD" serve --host "$BRAIN_HOST" --port "$BRAIN_PORT" \
-    --log-file "$LOG_DIR/brain.log" "${brain_extra[@]}"
+    --log-file "$LOG_DIR/brain.log" --plan-log "$LOG_DIR/brain-plans.jsonl" "${brain_extra[@]}"
 fi
 
 # --- 8. readiness -----------------------------------------------------------------------------
@@ -255,7 +255,7 @@ fi
 rc=0; wait_port 127.0.0.1 "$STORM_NIMBUS_PORT" "$STORM_READY_TIMEOUT" "$(cat "$(pidfile nimbus)")" || rc=$?
 ((rc == 0)) || fail nimbus "nimbus did not open port $STORM_NIMBUS_PORT (rc=$rc)"
 clog "nimbus thrift port open ($(elapsed)s); waiting for $STORM_SUPERVISORS supervisors to register"
-if ! "$PY" "$DEPLOY/stormctl.py" --nimbus "127.0.0.1:$STORM_NIMBUS_PORT" --interval 0.5 \
+if ! "$PY" -m scheduler_py.storm.stormctl --nimbus "127.0.0.1:$STORM_NIMBUS_PORT" --interval 0.5 \
       wait-cluster --supervisors "$STORM_SUPERVISORS" --timeout "$STORM_READY_TIMEOUT" | sed 's/^/  /'; then
   for c in nimbus $(seq -f 'supervisor-%g' 1 "$STORM_SUPERVISORS"); do dump_log "$c"; done
   fail nimbus "cluster not ready within ${STORM_READY_TIMEOUT}s"

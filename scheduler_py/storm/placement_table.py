@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from scheduler_py.storm.nimbus import executor_runs, nimbus_client, topology_summary
+from scheduler_py.storm.stormctl import ExecutorRun, NimbusCtl, parse_hostport
 
 
 def latest_plan(plan_log: Path, topology_id: str) -> dict[str, Any] | None:
-    """The brain's last PLACE decision for ``topology_id`` in the plan log, if any."""
+    """The brain's last PLACE/LEAVE decision for ``topology_id`` in the plan log, if any."""
     if not plan_log.exists():
         return None
     latest = None
@@ -27,67 +27,73 @@ def latest_plan(plan_log: Path, topology_id: str) -> dict[str, Any] | None:
     return latest
 
 
-def planned_slots(entry: dict[str, Any] | None, supervisor_host: dict[str, str]) -> dict:
-    """(task_start, task_end) -> (host, port) from a plan-log entry."""
+def planned_slots(entry: dict[str, Any] | None, hosts: dict[str, str]) -> dict:
+    """(task_start, task_end) -> (host, port) of a PLACE plan-log entry."""
     if not entry or entry.get("decision") != "PLACE":
         return {}
     result = {}
     for key, (supervisor, port) in entry.get("storm_placement", {}).items():
         start, end = (int(x) for x in key.split("-"))
-        result[(start, end)] = (supervisor_host.get(supervisor, supervisor), int(port))
+        result[(start, end)] = (hosts.get(supervisor, supervisor), int(port))
     return result
 
 
-def render(name: str, client: Any, plan_log: Path) -> tuple[str, bool]:
+def compare(runs: list[ExecutorRun], planned: dict) -> bool:
+    """True when every executor runs exactly where the brain planned it."""
+    return bool(planned) and len(runs) == len(planned) and all(
+        planned.get((r.task_start, r.task_end)) == (r.host, r.port) for r in runs
+    )
+
+
+def render(ctl: NimbusCtl, name: str, plan_log: Path) -> tuple[str, bool]:
     """The table as text, and whether Nimbus's placement equals the brain's plan."""
-    summary = topology_summary(client, name)
-    if summary is None:
+    state = ctl.topology_state(name)
+    if state is None:
         return f"topology {name!r} is not running", False
-    hosts = {s.supervisor_id: s.host for s in client.getClusterInfo().supervisors}
-    entry = latest_plan(plan_log, summary.id)
-    planned = planned_slots(entry, hosts)
-    runs = executor_runs(client, summary.id)
+    entry = latest_plan(plan_log, state.id)
+    planned = planned_slots(entry, ctl.supervisor_hosts())
+    runs = ctl.executor_runs(state.id)
     lines = [
-        f"topology {name} ({summary.id}) status {summary.status}, "
-        f"{summary.num_workers} worker(s), {summary.num_executors} executor(s)",
-        f"scheduler: {summary.sched_status or '-'}",
+        f"topology {state.name} ({state.id}): {state.status}, {len(state.workers)} worker(s), "
+        f"{len(runs)} executor(s), spout tuples acked {state.acked}, failed {state.failed}",
+        f"Storm's scheduler status: {state.sched_status or '-'}",
         "",
-        f"{'component':14s} {'tasks':>7s}  {'runs on (Nimbus)':22s} {'planned (brain)':22s} "
-        f"{'emitted':>9s} {'acked':>9s}",
+        f"{'component':14s} {'tasks':>7s}  {'runs on (Nimbus)':18s} {'planned (brain)':18s}"
+        f" {'emitted':>9s} {'acked':>9s}",
     ]
-    matches = bool(planned)
     for run in runs:
-        where = f"{run.host}:{run.port}"
         plan = planned.get((run.task_start, run.task_end))
         planned_text = f"{plan[0]}:{plan[1]}" if plan else "-"
-        if plan != (run.host, run.port):
-            matches = False
-        tasks = f"{run.task_start}-{run.task_end}"
+        mark = "" if plan is None or plan == (run.host, run.port) else "  <- differs"
         lines.append(
-            f"{run.component:14s} {tasks:>7s}  {where:22s} {planned_text:22s} "
-            f"{run.emitted:9d} {run.acked:9d}"
+            f"{run.component:14s} {f'{run.task_start}-{run.task_end}':>7s}  "
+            f"{f'{run.host}:{run.port}':18s} {planned_text:18s} {run.emitted:9d} {run.acked:9d}"
+            f"{mark}"
         )
-    algorithm = entry.get("algorithm") if entry else None
-    lines += [
-        "",
-        f"brain plan: {entry.get('reason') if entry else 'none in ' + str(plan_log)}",
-        f"placement {'matches' if matches else 'DIFFERS from'} the brain's plan"
-        + (f" ({algorithm})" if algorithm else ""),
-    ]
+    matches = compare(runs, planned)
+    lines.append("")
+    if entry is None:
+        lines.append(f"the brain has no plan for this topology in {plan_log}")
+    else:
+        lines.append(f"brain ({entry.get('algorithm') or '-'}): {entry.get('reason')}")
+        lines.append(
+            "placement matches the brain's plan"
+            if matches
+            else "placement DIFFERS from the brain's plan"
+        )
     return "\n".join(lines), matches
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scheduler-py placement")
     parser.add_argument("topology", help="topology name")
-    parser.add_argument("--nimbus", default="127.0.0.1:6627", help="host:port of Nimbus")
+    parser.add_argument("--nimbus", default="127.0.0.1:6627", help="HOST:PORT of Nimbus")
     parser.add_argument(
-        "--plan-log", default="build/cluster/brain/plans.jsonl", help="the brain's plan log"
+        "--plan-log", default="build/cluster/logs/brain-plans.jsonl", help="the brain's plan log"
     )
     args = parser.parse_args(argv)
-    host, _, port = args.nimbus.partition(":")
-    with nimbus_client(host, int(port or 6627)) as client:
-        text, _ = render(args.topology, client, Path(args.plan_log))
+    host, port = parse_hostport(args.nimbus)
+    text, _ = render(NimbusCtl(host, port), args.topology, Path(args.plan_log))
     print(text)
     return 0
 

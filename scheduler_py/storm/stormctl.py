@@ -93,6 +93,17 @@ class TopologyState:
     errors: dict[str, list[str]] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ExecutorRun:
+    component: str
+    task_start: int
+    task_end: int
+    host: str
+    port: int
+    emitted: int
+    acked: int
+
+
 class NimbusCtl:
     """A few Nimbus calls, each on a fresh connection (Nimbus may restart under us)."""
 
@@ -216,6 +227,45 @@ class NimbusCtl:
             if errs
         }
         return state
+
+    def executor_runs(self, name: str) -> list[ExecutorRun]:
+        """Every executor of topology ``name`` (or id): where it runs and its all-time counts."""
+        topo_id = self.find_topology_id(name)
+        if topo_id is None:
+            return []
+        info = self._call("getTopologyInfo", topo_id)
+        runs = []
+        for ex in info.executors or []:
+            emitted = acked = 0
+            st = ex.stats
+            if st is not None:
+                emitted = sum(
+                    n for stream, n in (st.emitted or {}).get(ALL_TIME, {}).items()
+                    if not stream.startswith("__")
+                )
+                spout = st.specific.spout if st.specific else None
+                bolt = st.specific.bolt if st.specific else None
+                if spout is not None:
+                    acked = sum((spout.acked or {}).get(ALL_TIME, {}).values())
+                elif bolt is not None:
+                    acked = sum((bolt.acked or {}).get(ALL_TIME, {}).values())
+            runs.append(
+                ExecutorRun(
+                    ex.component_id,
+                    ex.executor_info.task_start,
+                    ex.executor_info.task_end,
+                    ex.host,
+                    ex.port,
+                    emitted,
+                    acked,
+                )
+            )
+        return sorted(runs, key=lambda r: (r.task_start, r.task_end))
+
+    def supervisor_hosts(self) -> dict[str, str]:
+        """supervisor id -> host."""
+        cs = self._call("getClusterInfo")
+        return {s.supervisor_id: s.host for s in cs.supervisors or []}
 
     def topology_conf(self, name: str) -> dict | None:
         """The topology's effective conf (as Nimbus stores it: cluster conf + submitted keys)."""

@@ -1,0 +1,106 @@
+"""Command line of the benchmarks: ``python -m scheduler_py.bench NAME|all [options]``.
+
+The project CLI wires this in as ``scheduler-py bench NAME`` and ``make bench``::
+
+    python -m scheduler_py.bench --list
+    python -m scheduler_py.bench paper000_optimality --seed 0 --output-dir bench-results
+    python -m scheduler_py.bench all --quick
+    python -m scheduler_py.bench optimality --set graphs=500 --set algorithms=td,tdls
+    python -m scheduler_py.bench optimality,throughput,micro
+
+A name may be abbreviated to any unique part of it (``optimality``, ``throughput``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from scheduler_py.bench.registry import BenchmarkInfo, BenchOptions, benchmarks
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="scheduler-py bench",
+        description="Run a benchmark that reproduces a paper's evaluation; prints our numbers "
+        "beside the paper's and writes <output-dir>/<name>.png and .json.",
+    )
+    parser.add_argument(
+        "name",
+        nargs="?",
+        help="benchmark name (or a unique part of it), several separated by commas, or 'all'",
+    )
+    parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
+    parser.add_argument("--quick", action="store_true", help="reduced sizes (smoke test)")
+    parser.add_argument("--seed", type=int, default=0, help="base random seed (default 0)")
+    parser.add_argument(
+        "--output-dir",
+        type=Path,
+        default=Path("bench-results"),
+        help="where PNG and JSON files go (default: bench-results)",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="benchmark-specific option, repeatable (e.g. graphs=500, algorithms=td,tl, "
+        "params.tl.key=rs)",
+    )
+    return parser
+
+
+def resolve(name: str, known: dict[str, BenchmarkInfo]) -> list[BenchmarkInfo]:
+    """The benchmarks ``name`` selects: ``all``, an exact name, a unique substring, or a
+    comma-separated list of those."""
+    if name == "all":
+        return list(known.values())
+    if "," in name:
+        selected = [info for part in name.split(",") if part for info in resolve(part, known)]
+        return list({info.name: info for info in selected}.values())
+    if name in known:
+        return [known[name]]
+    matches = [info for key, info in known.items() if name in key]
+    if len(matches) == 1:
+        return matches
+    if matches:
+        raise KeyError(
+            f"benchmark name {name!r} is ambiguous: {', '.join(m.name for m in matches)}"
+        )
+    raise KeyError(f"unknown benchmark {name!r}; expected 'all' or one of: {', '.join(known)}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one benchmark or all of them; returns the process exit code (2 = usage error)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    known = benchmarks()
+    if args.list or not args.name:
+        for info in known.values():
+            print(f"{info.name:24s} {info.paper}\n{'':24s} {info.summary}")
+        return 0 if args.list else 2
+    extra: dict[str, str] = {}
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            parser.error(f"--set expects KEY=VALUE, got {item!r}")
+        extra[key.strip()] = value.strip()
+    try:
+        selected = resolve(args.name, known)
+    except KeyError as error:
+        print(f"error: {error.args[0]}", file=sys.stderr)
+        return 2
+    options = BenchOptions(
+        output_dir=args.output_dir, seed=args.seed, quick=args.quick, extra=extra
+    )
+    for info in selected:
+        started = time.perf_counter()
+        info.run(options)
+        print(f"({info.name} took {time.perf_counter() - started:.1f} s)", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
