@@ -49,16 +49,27 @@ class BrainHandler:
             log.exception("round %s failed", getattr(snapshot, "round", "?"))
             raise wire().BrainError(f"brain failed on this snapshot: {error}") from error
         seconds = time.perf_counter() - started
+        self._explain_kept(reply)
         self._remember(snapshot, records, seconds)
         return reply
+
+    def _explain_kept(self, reply: Any) -> None:
+        """A kept topology keeps the reason of the plan that placed it (the shim shows it as
+        the topology status, which should not flip to "nothing to do" one round later)."""
+        with self._lock:
+            for plan in reply.plans:
+                placed = self.last_records.get(plan.topology_id)
+                if plan.decision == wire().Decision.KEEP and placed and placed.decision == "PLACE":
+                    plan.algorithm = placed.algorithm
+                    plan.reason = f"{placed.reason} (unchanged)"
 
     def _remember(self, snapshot: Any, records: list[RoundRecord], seconds: float) -> None:
         with self._lock:
             for record in records:
-                changed = self.last_records.get(record.topology_id)
-                self.last_records[record.topology_id] = record
                 if record.decision == "KEEP":
                     continue
+                changed = self.last_records.get(record.topology_id)
+                self.last_records[record.topology_id] = record
                 if (
                     changed is None
                     or changed.decision != record.decision

@@ -40,8 +40,10 @@ def planned_slots(entry: dict[str, Any] | None, hosts: dict[str, str]) -> dict:
 
 def compare(runs: list[ExecutorRun], planned: dict) -> bool:
     """True when every executor runs exactly where the brain planned it."""
-    return bool(planned) and len(runs) == len(planned) and all(
-        planned.get((r.task_start, r.task_end)) == (r.host, r.port) for r in runs
+    return (
+        bool(planned)
+        and len(runs) == len(planned)
+        and all(planned.get((r.task_start, r.task_end)) == (r.host, r.port) for r in runs)
     )
 
 

@@ -240,7 +240,8 @@ class NimbusCtl:
             st = ex.stats
             if st is not None:
                 emitted = sum(
-                    n for stream, n in (st.emitted or {}).get(ALL_TIME, {}).items()
+                    n
+                    for stream, n in (st.emitted or {}).get(ALL_TIME, {}).items()
                     if not stream.startswith("__")
                 )
                 spout = st.specific.spout if st.specific else None

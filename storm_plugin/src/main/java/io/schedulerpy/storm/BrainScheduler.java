@@ -229,8 +229,14 @@ public class BrainScheduler implements IScheduler {
         for (TopologyPlan plan : kept) {
             TopologyDetails td = byId.get(plan.getTopology_id());
             Map<ExecutorDetails, WorkerSlot> current = PlanApplier.current(cluster, td.getId());
-            brainAssignments.put(td.getId(), current);
-            reporter.brain(cluster, td, plan.getAlgorithm(), plan.getReason(), false, workers(current));
+            boolean adopted = brainAssignments.put(td.getId(), current) == null;
+            if (adopted) {
+                // placed by someone else (DefaultScheduler after a fallback, or before a Nimbus
+                // restart): the brain accepts it, but it did not choose it
+                reporter.adopted(cluster, td, plan.getReason());
+            } else {
+                reporter.brain(cluster, td, plan.getAlgorithm(), plan.getReason(), false, workers(current));
+            }
         }
         for (Map.Entry<String, TopologyPlan> entry : placePlans.entrySet()) {
             TopologyDetails td = byId.get(entry.getKey());

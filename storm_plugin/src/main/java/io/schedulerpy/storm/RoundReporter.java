@@ -59,6 +59,20 @@ public class RoundReporter {
         log(td, reason + "; topology " + name(td) + " scheduled by DefaultScheduler" + left + suffix(hint), warn);
     }
 
+    /**
+     * The brain kept a placement it did not make (DefaultScheduler's after a fallback, or one
+     * made before this Nimbus started). A fallback status stays, so the operator still sees why
+     * the topology is not placed by the brain.
+     */
+    public void adopted(Cluster cluster, TopologyDetails td, String reason) {
+        String current = cluster.getStatus(td.getId());
+        if (current == null || !current.startsWith(FALLBACK_STATUS)) {
+            setStatus(cluster, td, "Kept its current placement (not made by the brain): "
+                + (reason == null || reason.isEmpty() ? "no reason given" : reason));
+        }
+        log(td, "topology " + name(td) + " keeps the placement it has; the brain did not make it", false);
+    }
+
     /** The brain could not be asked, but the topology is still where the brain last put it. */
     public void keptBrainPlacement(Cluster cluster, TopologyDetails td, String reason, String hint) {
         setStatus(cluster, td, "Kept the last scheduler-py brain placement: " + reason);

@@ -319,7 +319,7 @@ class BrainSchedulerTest {
             scheduler(brain.port(), OK_TIMEOUT_MS).schedule(topologies, counting);
             assertEquals(0, counting.assigns + counting.frees);
             assertEquals(before, Fixtures.assignment(counting, "topo-1"));
-            assertEquals("Scheduled by scheduler-py brain (algorithm test-algo): fine as is", counting.getStatus("topo-1"));
+            assertEquals("Kept its current placement (not made by the brain): fine as is", counting.getStatus("topo-1"));
         }
     }
 

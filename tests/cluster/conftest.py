@@ -1,0 +1,178 @@
+"""A real local Storm cluster (ZooKeeper, Nimbus, 3 supervisors, the brain) for the
+integration tests, started once per session in its own directory and port range, and
+always stopped at the end."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from scheduler_py.storm.stormctl import NimbusCtl
+
+REPO = Path(__file__).resolve().parents[2]
+DEPLOY = REPO / "deploy"
+
+
+@dataclass
+class Cluster:
+    directory: Path
+    env: dict[str, str]
+    nimbus: NimbusCtl
+
+    @property
+    def brain_port(self) -> int:
+        return int(self.env["BRAIN_PORT"])
+
+    @property
+    def plan_log(self) -> Path:
+        return self.directory / "logs" / "brain-plans.jsonl"
+
+    @property
+    def brain_pidfile(self) -> Path:
+        return self.directory / "run" / "brain.pid"
+
+    def submit(self, name: str, *options: str, wait_acked: int = 1) -> str:
+        """Submit word count as ``name`` with streamparse's ``sparse submit``; return its id."""
+        args = [str(DEPLOY / "submit-topology.sh"), "wordcount", name, f"--wait={wait_acked}"]
+        for option in options:
+            args += ["-o", option]
+        result = subprocess.run(
+            args, env=self.env, capture_output=True, text=True, timeout=400, check=False
+        )
+        assert result.returncode == 0, f"submit failed:\n{result.stdout}\n{result.stderr}"
+        topology_id = self.nimbus.find_topology_id(name)
+        assert topology_id, f"{name} not listed after submit"
+        return topology_id
+
+    def kill(self, name: str) -> None:
+        if self.nimbus.find_topology_id(name):
+            self.nimbus.kill(name, 0)
+            deadline = time.monotonic() + 60
+            while self.nimbus.find_topology_id(name) and time.monotonic() < deadline:
+                time.sleep(1)
+
+    # -- the brain process ------------------------------------------------------------
+    def stop_brain(self) -> None:
+        if not self.brain_pidfile.exists():
+            return
+        pid = int(self.brain_pidfile.read_text().strip() or 0)
+        if pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline and _alive(pid):
+                time.sleep(0.2)
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        self.brain_pidfile.unlink(missing_ok=True)
+        _wait_port_closed(self.brain_port)
+
+    def start_brain(self, *command: str) -> None:
+        """Start ``command`` (default: the real brain) as this cluster's brain process."""
+        self.stop_brain()
+        if not command:
+            command = (
+                str(Path(sys.executable).with_name("scheduler-py")),
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.brain_port),
+                "--log-file",
+                str(self.directory / "logs" / "brain.log"),
+                "--plan-log",
+                str(self.plan_log),
+            )
+        log = (self.directory / "logs" / "brain-restarts.log").open("a")
+        process = subprocess.Popen(
+            command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        self.brain_pidfile.write_text(f"{process.pid}\n")
+        _wait_port_open(self.brain_port)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie child of ours counts as gone
+        return os.waitpid(pid, os.WNOHANG) == (0, 0)
+    except ChildProcessError:
+        return True
+
+
+def _wait_port_open(port: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.2)
+    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout}s")
+
+
+def _wait_port_closed(port: int, timeout: float = 15) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        except OSError:
+            return
+        time.sleep(0.2)
+    raise TimeoutError(f"127.0.0.1:{port} still open after {timeout}s")
+
+
+def _read_env(path: Path) -> dict[str, str]:
+    values = {}
+    for line in path.read_text().splitlines():
+        if "=" in line and not line.startswith("#"):
+            key, _, value = line.partition("=")
+            values[key] = value.strip("'")
+    return values
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory):
+    directory = tmp_path_factory.mktemp("storm-cluster")
+    env = dict(os.environ)
+    env.update(
+        CLUSTER_DIR=str(directory),
+        CLUSTER_PORT_OFFSET=os.environ.get("TEST_CLUSTER_PORT_OFFSET", "1000"),
+        VENV=str(Path(sys.executable).parents[1]),
+        BRAIN="yes",
+        STORM_SCHEDULER="io.schedulerpy.storm.BrainScheduler",
+    )
+    up = subprocess.run(
+        [str(DEPLOY / "cluster-up.sh")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    try:
+        assert up.returncode == 0, f"cluster-up failed:\n{up.stdout}\n{up.stderr}"
+        env.update(_read_env(directory / "run" / "cluster.env"))
+        host, port = env["STORM_NIMBUS"].split(":")
+        yield Cluster(directory, env, NimbusCtl(host, int(port)))
+    finally:
+        down = subprocess.run(
+            [str(DEPLOY / "cluster-down.sh")],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+        assert down.returncode == 0, f"cluster-down left processes:\n{down.stdout}\n{down.stderr}"
