@@ -1,0 +1,136 @@
+"""Logical → physical mapping: a plan's (node, logical worker) pairs onto Storm worker slots.
+
+Algorithms decide *which executors share a worker* (``Placement.worker_key``); Storm runs a
+worker in a slot ``(supervisor, port)``. Ports of one node are interchangeable for the
+plan's cost, but not for the cluster: a worker whose executor set changes is restarted
+(notes 000 §3.3 step 5, §3.2 "churn reduction"). So each node's logical workers are mapped
+to that node's ports to **maximise the number of executors that stay in the slot they run
+in now** (Hungarian algorithm, :func:`scipy.optimize.linear_sum_assignment`, on the
+executor-overlap matrix), ties to the lowest ports, with logical workers in ascending order
+on ascending ports. Without a current assignment, logical worker k (in ascending order) of a
+node gets its k-th lowest free port.
+
+The topology's own current ports count as available: on a rebalance Nimbus frees the
+topology's slots before calling the scheduler (notes 000 §3.3, ``mkAssignments``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from scheduler_py.model.errors import SchedulingError
+from scheduler_py.model.types import Placement, WorkerSlot
+
+
+def _slots(assignment: Mapping[str, WorkerSlot] | Placement) -> Mapping[str, WorkerSlot]:
+    return assignment.slot_of if isinstance(assignment, Placement) else assignment
+
+
+def assign_slots(
+    placement: Placement,
+    free_ports: Mapping[str, Sequence[int]],
+    current: Mapping[str, WorkerSlot] | None = None,
+) -> Placement:
+    """Return ``placement`` with ``slot_of`` filled: executor → ``WorkerSlot(node, port)``.
+
+    Parameters
+    ----------
+    placement:
+        The plan; its ``worker_key(executor)`` gives (node, logical worker index).
+    free_ports:
+        Per node id, the ports the topology may use there (other topologies' slots excluded).
+    current:
+        Executor → the slot it runs in now (``None``: a fresh topology). Ports listed here
+        count as available on their node.
+
+    Raises
+    ------
+    SchedulingError
+        A node has fewer available ports than the plan has logical workers on it.
+
+    Example
+    -------
+    >>> p = Placement("t", {"a#0": "n0", "b#0": "n0"}, worker_of={"b#0": 1})
+    >>> sorted((e, s.port) for e, s in assign_slots(p, {"n0": [6701, 6700]}).slot_of.items())
+    [('a#0', 6700), ('b#0', 6701)]
+    """
+    current = dict(current or {})
+    members: dict[tuple[str, int], set[str]] = defaultdict(set)
+    for executor in placement.node_of:
+        members[placement.worker_key(executor)].add(executor)
+    in_slot: dict[WorkerSlot, set[str]] = defaultdict(set)
+    for executor, slot in current.items():
+        in_slot[slot].add(executor)
+    logical_by_node: dict[str, list[int]] = defaultdict(list)
+    for node, index in members:
+        logical_by_node[node].append(index)
+
+    slot_of: dict[str, WorkerSlot] = {}
+    for node in sorted(logical_by_node):
+        logical = sorted(logical_by_node[node])
+        ports = sorted(
+            set(free_ports.get(node, ())) | {s.port for s in current.values() if s.node == node}
+        )
+        if len(ports) < len(logical):
+            raise SchedulingError(
+                f"topology {placement.topology_id}: the plan needs {len(logical)} worker(s) on "
+                f"node {node} but only {len(ports)} port(s) are available there "
+                f"({', '.join(map(str, ports)) or 'none'}); free slots on {node} or plan "
+                f"fewer workers per node"
+            )
+        overlap = [
+            [len(members[(node, k)] & in_slot.get(WorkerSlot(node, port), set())) for port in ports]
+            for k in logical
+        ]
+        if any(any(row) for row in overlap):
+            chosen = _best_mapping(overlap)
+        else:
+            chosen = list(range(len(logical)))
+        for i, k in enumerate(logical):
+            slot = WorkerSlot(node, ports[chosen[i]])
+            for executor in members[(node, k)]:
+                slot_of[executor] = slot
+    return replace(placement, slot_of=slot_of)
+
+
+def _best_mapping(overlap: list[list[int]]) -> list[int]:
+    """Logical worker i → port index: max total overlap, then lowest ports, then in order.
+
+    One weighted assignment with lexicographic weights (all integers, exact in float64):
+    ``overlap·A − j·B + i·j``, where ``B`` exceeds any total of ``i·j`` and ``A`` any total
+    of the two lower terms.
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    rows, cols = len(overlap), len(overlap[0])
+    order_span = rows * cols * cols + 1  # > Σ i·j
+    port_weight = order_span
+    overlap_weight = rows * cols * port_weight + order_span + 1
+    score = [
+        [overlap[i][j] * overlap_weight - j * port_weight + i * j for j in range(cols)]
+        for i in range(rows)
+    ]
+    row_index, col_index = linear_sum_assignment(score, maximize=True)
+    chosen = [0] * rows
+    for i, j in zip(row_index, col_index, strict=True):
+        chosen[int(i)] = int(j)
+    return chosen
+
+
+def restarted_workers(
+    old: Mapping[str, WorkerSlot] | Placement, new: Mapping[str, WorkerSlot] | Placement
+) -> int:
+    """Workers of ``new`` that (re)start: a slot whose executor set changed, or a new slot.
+
+    Slots that ``old`` used and ``new`` does not are stopped, not restarted, and are not
+    counted.
+    """
+    before: dict[WorkerSlot, set[str]] = defaultdict(set)
+    after: dict[WorkerSlot, set[str]] = defaultdict(set)
+    for executor, slot in _slots(old).items():
+        before[slot].add(executor)
+    for executor, slot in _slots(new).items():
+        after[slot].add(executor)
+    return sum(1 for slot, executors in after.items() if before.get(slot) != executors)
