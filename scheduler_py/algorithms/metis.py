@@ -117,10 +117,8 @@ def _partition(graph: _Graph, targets: Sequence[Node], seed: int, recursive: boo
             loads[p] += graph.cpu[v]
         return part
     total = sum(max(n.cpu, EPSILON) for n in targets)
-    tpwgts = [max(n.cpu, EPSILON) / total for n in targets]
-    scale = sum(tpwgts)
-    if scale > 1.0:  # rounding: the entries must sum to at most 1
-        tpwgts = [w / scale * (1 - 1e-9) for w in tpwgts]
+    tpwgts = [max(n.cpu, EPSILON) / total for n in targets[:-1]]
+    tpwgts.append(max(0.0, 1.0 - sum(tpwgts)))  # sums to one exactly, as METIS requires
     result = pymetis.part_graph(
         k,
         pymetis.CSRAdjacency(xadj, adjncy),
