@@ -52,6 +52,8 @@ public class BrainScheduler implements IScheduler {
 
     /** The last assignment the brain decided for each topology (PLACE applied, or KEEP). */
     private final Map<String, Map<ExecutorDetails, WorkerSlot>> brainAssignments = new HashMap<>();
+    /** Topologies whose current placement the brain kept but did not make (e.g. after a fallback). */
+    private final Set<String> adoptedPlacements = new HashSet<>();
 
     private BrainConfig config = BrainConfig.fromConf(null);
     private BrainClient client = new BrainClient(config);
@@ -98,6 +100,7 @@ public class BrainScheduler implements IScheduler {
         all.sort(Comparator.comparing(TopologyDetails::getId));
         Set<String> ids = new HashSet<>(topologies.getAllIds());
         brainAssignments.keySet().retainAll(ids);
+        adoptedPlacements.retainAll(ids);
         reporter.retain(ids);
         if (all.isEmpty()) {
             return;
@@ -105,6 +108,7 @@ public class BrainScheduler implements IScheduler {
 
         if (!config.isEnabled()) {
             brainAssignments.clear();
+            adoptedPlacements.clear();
             DefaultScheduler.defaultSchedule(topologies, cluster);
             for (TopologyDetails td : all) {
                 reporter.disabled(cluster, td);
@@ -229,8 +233,9 @@ public class BrainScheduler implements IScheduler {
         for (TopologyPlan plan : kept) {
             TopologyDetails td = byId.get(plan.getTopology_id());
             Map<ExecutorDetails, WorkerSlot> current = PlanApplier.current(cluster, td.getId());
-            boolean adopted = brainAssignments.put(td.getId(), current) == null;
+            boolean adopted = brainAssignments.put(td.getId(), current) == null || adoptedPlacements.contains(td.getId());
             if (adopted) {
+                adoptedPlacements.add(td.getId());
                 // placed by someone else (DefaultScheduler after a fallback, or before a Nimbus
                 // restart): the brain accepts it, but it did not choose it
                 reporter.adopted(cluster, td, plan.getReason());
@@ -242,6 +247,7 @@ public class BrainScheduler implements IScheduler {
             TopologyDetails td = byId.get(entry.getKey());
             Map<ExecutorDetails, WorkerSlot> assignment = desired.get(entry.getKey());
             brainAssignments.put(td.getId(), assignment);
+            adoptedPlacements.remove(td.getId());
             reporter.brain(cluster, td, entry.getValue().getAlgorithm(), entry.getValue().getReason(),
                 changed.containsKey(td.getId()), workers(assignment));
         }

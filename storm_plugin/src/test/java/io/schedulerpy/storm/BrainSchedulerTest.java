@@ -311,6 +311,21 @@ class BrainSchedulerTest {
     }
 
     @Test
+    void keptFallbackPlacementKeepsItsFallbackStatusRoundAfterRound() throws Exception {
+        cluster.assign(S1P1, "topo-1", new ArrayList<>(topo.getExecutors()));
+        cluster.setStatus("topo-1", "Fallback to DefaultScheduler: brain's plan is invalid: test");
+        try (TestBrainServer brain = new TestBrainServer(s -> reply(Fixtures.decision(topo, Decision.KEEP, "keep")))) {
+            BrainScheduler scheduler = scheduler(brain.port(), OK_TIMEOUT_MS);
+            Cluster round = cluster;
+            for (int i = 0; i < 3; i++) {
+                scheduler.schedule(topologies, round);
+                assertStatus(round, "topo-1", "Fallback to DefaultScheduler: brain's plan is invalid: test");
+                round = Fixtures.nextRound(round, topologies);
+            }
+        }
+    }
+
+    @Test
     void keepChangesNothing() throws Exception {
         cluster.assign(S1P1, "topo-1", new ArrayList<>(topo.getExecutors()));
         Map<ExecutorDetails, WorkerSlot> before = Fixtures.assignment(cluster, "topo-1");
