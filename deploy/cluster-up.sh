@@ -113,12 +113,21 @@ fi
 mkdir -p "$RUN_DIR" "$LOG_DIR" "$CONF_ROOT" "$DATA_DIR"
 rm -f "$RUN_DIR"/*.pid
 
+# The worker monitor (deploy/monitor.yaml) is on unless STORM_MONITOR=no; any
+# STORM_EXTRA_YAML is appended after it, so it can override the monitor's keys.
+extra_yaml="${STORM_EXTRA_YAML:-}"
+if [[ "${STORM_MONITOR:-yes}" != no && -f "$STORM_HOME/extlib/$PLUGIN_JAR_NAME" ]]; then
+  extra_yaml="$RUN_DIR/extra.yaml"
+  cat "$DEPLOY/monitor.yaml" ${STORM_EXTRA_YAML:+"$STORM_EXTRA_YAML"} >"$extra_yaml"
+  clog "worker monitor on (deploy/monitor.yaml; STORM_MONITOR=no turns it off)"
+fi
+
 render() {  # render <daemon> KEY=VALUE...  -> $CONF_ROOT/<daemon>/storm.yaml
   local daemon="$1"; shift
   # storm.local.dir must exist: RocksDB (Nimbus' metrics store) only creates its last level
   mkdir -p "$CONF_ROOT/$daemon" "$DATA_DIR/$daemon"
   python3 "$DEPLOY/render-storm-yaml.py" "$DEPLOY/storm.yaml.template" "$CONF_ROOT/$daemon/storm.yaml" \
-    --extra "${STORM_EXTRA_YAML:-}" "$@"
+    --extra "$extra_yaml" "$@"
 }
 
 common_vars=(

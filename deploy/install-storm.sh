@@ -166,7 +166,9 @@ echo "$STORM_VERSION" >"$STORM_HOME/RELEASE"
 
 if [[ -f "$STORM_PLUGIN_JAR" ]]; then
   install -m 0644 "$STORM_PLUGIN_JAR" "$STORM_HOME/extlib-daemon/"
-  log "scheduler shim: $(basename "$STORM_PLUGIN_JAR") -> extlib-daemon/"
+  # the same jar carries the worker-side monitor (TrafficHook): workers load extlib/*
+  install -m 0644 "$STORM_PLUGIN_JAR" "$STORM_HOME/extlib/"
+  log "scheduler shim + worker monitor: $(basename "$STORM_PLUGIN_JAR") -> extlib-daemon/, extlib/"
 else
   log "scheduler shim not built yet ($STORM_PLUGIN_JAR); extlib-daemon/ left as is"
 fi

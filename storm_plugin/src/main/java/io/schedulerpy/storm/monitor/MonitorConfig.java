@@ -1,0 +1,149 @@
+package io.schedulerpy.storm.monitor;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The {@code scheduler.monitor.*} settings (read from the worker's topology configuration, i.e.
+ * the supervisor's storm.yaml merged with the topology's conf) and their defaults. Unusable values
+ * fall back to the defaults and are listed in {@link #problems()}.
+ */
+final class MonitorConfig {
+    static final String WINDOW_SECS = "scheduler.monitor.window.secs";
+    static final String SAMPLE_RATE = "scheduler.monitor.sample.rate";
+    static final String ZK_ROOT = "scheduler.monitor.zk.root";
+    static final String RETENTION_WINDOWS = "scheduler.monitor.retention.windows";
+    static final String LOG_ENABLED = "scheduler.monitor.log.enabled";
+    /** Extra (not in the contract): false = local log only, no ZooKeeper. */
+    static final String ZK_ENABLED = "scheduler.monitor.zk.enabled";
+    /** Extra: the ShellLogHandler {@link MonitorShellLogHandler} delegates the multilang log lines to. */
+    static final String SHELL_LOG_DELEGATE = "scheduler.monitor.multilang.log.handler";
+
+    static final double DEFAULT_WINDOW_SECS = 10;
+    static final double DEFAULT_SAMPLE_RATE = 0.01;
+    static final String DEFAULT_ZK_ROOT = "/scheduler-py";
+    static final int DEFAULT_RETENTION_WINDOWS = 30;
+
+    /** Log rotation of the contract: 16 MB per file, 3 old files. */
+    static final long LOG_MAX_BYTES = 16L * 1024 * 1024;
+    static final int LOG_KEEP = 3;
+    /** A znode record over this many bytes of JSON keeps only its top pairs by tuples. */
+    static final int ZK_MAX_RECORD_BYTES = 512 * 1024;
+    static final String LOG_FILE_NAME = "scheduler-py-monitor.jsonl";
+
+    final long windowMs;
+    final double sampleRate;
+    final String zkRoot;
+    final int retentionWindows;
+    final boolean logEnabled;
+    final boolean zkEnabled;
+    final List<String> zkServers;
+    final Object zkPort;
+    private final List<String> problems = new ArrayList<>();
+
+    MonitorConfig(Map<String, Object> conf) {
+        Map<String, Object> c = conf == null ? Collections.emptyMap() : conf;
+        double secs = number(c, WINDOW_SECS, DEFAULT_WINDOW_SECS);
+        if (!(secs >= 1 && secs <= 3600)) {
+            problems.add(WINDOW_SECS + "=" + c.get(WINDOW_SECS) + " is not in [1, 3600]; using " + DEFAULT_WINDOW_SECS);
+            secs = DEFAULT_WINDOW_SECS;
+        }
+        windowMs = Math.round(secs * 1000);
+
+        double rate = number(c, SAMPLE_RATE, DEFAULT_SAMPLE_RATE);
+        if (rate > 1) {
+            rate = 1.0 / rate;            // "100" = one in a hundred
+        }
+        if (!(rate >= 0)) {
+            problems.add(SAMPLE_RATE + "=" + c.get(SAMPLE_RATE) + " is negative; using " + DEFAULT_SAMPLE_RATE);
+            rate = DEFAULT_SAMPLE_RATE;
+        }
+        sampleRate = rate;
+
+        zkRoot = normalizeRoot(c.get(ZK_ROOT));
+        double retention = number(c, RETENTION_WINDOWS, DEFAULT_RETENTION_WINDOWS);
+        if (!(retention >= 1 && retention <= 100_000)) {
+            problems.add(RETENTION_WINDOWS + "=" + c.get(RETENTION_WINDOWS) + " is not in [1, 100000]; using "
+                + DEFAULT_RETENTION_WINDOWS);
+            retention = DEFAULT_RETENTION_WINDOWS;
+        }
+        retentionWindows = (int) retention;
+        logEnabled = bool(c, LOG_ENABLED, true);
+        zkEnabled = bool(c, ZK_ENABLED, true);
+
+        List<String> servers = new ArrayList<>();
+        Object s = c.get("storm.zookeeper.servers");
+        if (s instanceof List) {
+            for (Object o : (List<?>) s) {
+                if (o != null && !o.toString().isBlank()) {
+                    servers.add(o.toString().trim());
+                }
+            }
+        }
+        zkServers = Collections.unmodifiableList(servers);
+        zkPort = c.getOrDefault("storm.zookeeper.port", 2181);
+    }
+
+    List<String> problems() {
+        return Collections.unmodifiableList(problems);
+    }
+
+    private String normalizeRoot(Object value) {
+        if (value == null) {
+            return DEFAULT_ZK_ROOT;
+        }
+        String root = value.toString().trim();
+        while (root.endsWith("/")) {
+            root = root.substring(0, root.length() - 1);
+        }
+        if (root.isEmpty() || !root.startsWith("/") || root.contains("//")) {
+            problems.add(ZK_ROOT + "=" + value + " is not an absolute ZooKeeper path; using " + DEFAULT_ZK_ROOT);
+            return DEFAULT_ZK_ROOT;
+        }
+        return root;
+    }
+
+    private double number(Map<String, Object> c, String key, double dflt) {
+        Object v = c.get(key);
+        if (v == null) {
+            return dflt;
+        }
+        try {
+            double d = v instanceof Number ? ((Number) v).doubleValue() : Double.parseDouble(v.toString().trim());
+            if (Double.isNaN(d) || Double.isInfinite(d)) {
+                throw new NumberFormatException();
+            }
+            return d;
+        } catch (NumberFormatException e) {
+            problems.add(key + "=" + v + " is not a number; using " + dflt);
+            return dflt;
+        }
+    }
+
+    private boolean bool(Map<String, Object> c, String key, boolean dflt) {
+        Object v = c.get(key);
+        if (v == null) {
+            return dflt;
+        }
+        if (v instanceof Boolean) {
+            return (Boolean) v;
+        }
+        String s = v.toString().trim().toLowerCase();
+        if (s.equals("true") || s.equals("yes") || s.equals("1")) {
+            return true;
+        }
+        if (s.equals("false") || s.equals("no") || s.equals("0")) {
+            return false;
+        }
+        problems.add(key + "=" + v + " is not a boolean; using " + dflt);
+        return dflt;
+    }
+
+    @Override
+    public String toString() {
+        return "window=" + windowMs + "ms sampleRate=" + sampleRate + " zkRoot=" + zkRoot
+            + " retention=" + retentionWindows + " log=" + logEnabled + " zk=" + (zkEnabled ? zkServers + ":" + zkPort : "off");
+    }
+}

@@ -1,0 +1,215 @@
+package io.schedulerpy.storm.monitor;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.apache.storm.task.WorkerTopologyContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The per-worker monitor: one per (topology, port) in a JVM, shared by the {@link TrafficHook} of
+ * every task of the worker. It owns the traffic counters, the CPU sampler and one daemon thread
+ * ({@code scheduler-py-monitor}) that closes a window every {@code scheduler.monitor.window.secs}
+ * (on multiples of the window length), appends the record to the monitor log and hands it to the
+ * ZooKeeper publisher. Nothing here throws into Storm: failures are logged once and the monitor
+ * degrades (no ZooKeeper → local log only; no log → ZooKeeper only; a failing window is skipped).
+ */
+final class WorkerMonitor {
+    private static final Logger LOG = LoggerFactory.getLogger(WorkerMonitor.class);
+    private static final ConcurrentHashMap<String, WorkerMonitor> MONITORS = new ConcurrentHashMap<>();
+    /** pid → task registered by the ShellLogHandler, per worker key (kept even before the monitor exists). */
+    private static final ConcurrentHashMap<String, Map<Long, Integer>> PIDS = new ConcurrentHashMap<>();
+
+    final String key;
+    final MonitorConfig config;
+    final WorkerIdentity identity;
+    final OnceLog problems = new OnceLog(LOG);
+    private final TrafficCounters traffic = new TrafficCounters();
+    private final Map<Long, Integer> hookThreads = new ConcurrentHashMap<>();
+    private final Map<Long, Integer> pids;
+    private final CpuSampler cpu;
+    private final RotatingLog log;
+    private final ZkPublisher zk;
+    private final AtomicInteger users = new AtomicInteger();
+    private final Thread loop;
+    private volatile boolean stopped;
+    private long seq;
+    private String loggedAttribution = "";
+    private int attributionLogs;
+    private long windowStartMs;
+    /** Test hook: receives every record (as JSON) after it was written. */
+    volatile Consumer<String> listener;
+
+    static String key(String topologyId, Integer port) {
+        return topologyId + ":" + port;
+    }
+
+    /** The monitor of the worker of {@code context}, created and started on first use; counted until {@link #release}. */
+    static WorkerMonitor acquire(Map<String, Object> conf, WorkerTopologyContext context) {
+        String k = key(context.getStormId(), context.getThisWorkerPort());
+        WorkerMonitor m = MONITORS.computeIfAbsent(k, x -> {
+            WorkerMonitor created = new WorkerMonitor(x, conf, context);
+            created.start();
+            return created;
+        });
+        m.users.incrementAndGet();
+        return m;
+    }
+
+    /** The running monitor of a worker, or null. */
+    static WorkerMonitor find(String topologyId, Integer port) {
+        return MONITORS.get(key(topologyId, port));
+    }
+
+    /** Record that multilang subprocess {@code pid} belongs to {@code task} (from the ShellLogHandler). */
+    static void registerSubprocess(String topologyId, Integer port, long pid, int task) {
+        PIDS.computeIfAbsent(key(topologyId, port), x -> new ConcurrentHashMap<>()).put(pid, task);
+    }
+
+    WorkerMonitor(String key, Map<String, Object> conf, WorkerTopologyContext context) {
+        this.key = key;
+        this.config = new MonitorConfig(conf);
+        for (String p : config.problems()) {
+            problems.warn("config-" + p, "scheduler-py monitor: " + p, null);
+        }
+        this.identity = WorkerIdentity.resolve(conf, context);
+        if (identity.supervisorIdIsHost) {
+            problems.warn("supervisor-id", "scheduler-py monitor: supervisor id not found on the worker's command "
+                + "line; using the host '" + identity.host + "' in its place", null);
+        }
+        this.pids = PIDS.computeIfAbsent(key, x -> new ConcurrentHashMap<>());
+        this.cpu = new CpuSampler(WorkerView.of(context), hookThreads, pids, problems);
+        this.log = config.logEnabled
+            ? new RotatingLog(identity.artifactsDir.resolve(MonitorConfig.LOG_FILE_NAME), MonitorConfig.LOG_MAX_BYTES,
+                MonitorConfig.LOG_KEEP)
+            : null;
+        ZkPublisher z = null;
+        if (config.zkEnabled && !config.zkServers.isEmpty()) {
+            z = new ZkPublisher(conf, config.zkServers, config.zkPort,
+                ZkPublisher.workerDir(config.zkRoot, identity.topologyId, identity.workerName()),
+                config.retentionWindows, problems);
+        } else if (config.zkEnabled) {
+            problems.warn("zk-servers", "scheduler-py monitor: storm.zookeeper.servers is not set; records go to "
+                + "the local monitor log only", null);
+        }
+        this.zk = z;
+        this.loop = new Thread(this::run, "scheduler-py-monitor");
+        this.loop.setDaemon(true);
+    }
+
+    TrafficCounters traffic() {
+        return traffic;
+    }
+
+    ZkPublisher zk() {
+        return zk;
+    }
+
+    RotatingLog log() {
+        return log;
+    }
+
+    /** A thread called a hook of {@code task} (cheap; the hook calls it only when its thread changes). */
+    void noteThread(long threadId, int task) {
+        hookThreads.putIfAbsent(threadId, task);
+    }
+
+    private void start() {
+        synchronized (this) {
+            cpu.sample();                                    // baselines
+            windowStartMs = System.currentTimeMillis();
+        }
+        if (zk != null) {
+            zk.start();
+        }
+        loop.start();
+        LOG.info("scheduler-py monitor started for {} on {} (host {}, port {}): {}; log {}; znodes {}",
+            identity.topologyId, identity.workerName(), identity.host, identity.port, config,
+            log == null ? "off" : log.file(), zk == null ? "off" : zk.dir());
+    }
+
+    void release() {
+        if (users.decrementAndGet() <= 0) {
+            MONITORS.remove(key, this);
+            stop();
+        }
+    }
+
+    void stop() {
+        stopped = true;
+        loop.interrupt();
+        if (zk != null) {
+            zk.stop();
+        }
+    }
+
+    private void run() {
+        while (!stopped) {
+            try {
+                Thread.sleep(WindowClock.delayToNextBoundary(System.currentTimeMillis(), config.windowMs));
+            } catch (InterruptedException e) {
+                break;
+            }
+            if (stopped) {
+                break;
+            }
+            try {
+                closeWindow();
+            } catch (Throwable t) {
+                problems.warn("window", "scheduler-py monitor: a window failed and was skipped", t);
+            }
+        }
+    }
+
+    /** Close the current window: measure, build the record, log it, queue it for ZooKeeper. */
+    synchronized WindowRecord closeWindow() {
+        CpuSampler.Result c = cpu.sample();
+        List<TrafficCounters.Entry> t = traffic.drain();
+        long end = System.currentTimeMillis();
+        WindowRecord r = new WindowRecord(identity.topologyId, identity.supervisorId, identity.host, identity.port,
+            seq++, windowStartMs, end, c.processCpuMs(), c.overheadCpuMs(), c.executors(), t, -1);
+        windowStartMs = end;
+        logAttribution();
+        String json = r.toJson();
+        if (log != null) {
+            try {
+                log.append(json);
+                problems.clear("log");
+            } catch (Throwable e) {
+                problems.warn("log", "scheduler-py monitor: cannot write " + log.file(), e);
+            }
+        }
+        if (zk != null) {
+            zk.offer(end, r.toJsonWithin(MonitorConfig.ZK_MAX_RECORD_BYTES));
+        }
+        Consumer<String> l = listener;
+        if (l != null) {
+            l.accept(json);
+        }
+        return r;
+    }
+
+    /** Log which threads count for which executor when it changes (from the 2nd window on, at most 5 times). */
+    private void logAttribution() {
+        String a = cpu.lastAttribution();
+        if (seq >= 2 && attributionLogs < 5 && !a.equals(loggedAttribution)) {
+            attributionLogs++;
+            loggedAttribution = a;
+            LOG.info("scheduler-py monitor: executor threads of {}: {}", identity.workerName(), a);
+        } else if (LOG.isDebugEnabled()) {
+            LOG.debug("scheduler-py monitor: executor threads of {}: {}", identity.workerName(), a);
+        }
+    }
+
+    /** For tests: stop and forget every monitor of this JVM. */
+    static void resetAll() {
+        for (WorkerMonitor m : MONITORS.values()) {
+            m.stop();
+        }
+        MONITORS.clear();
+        PIDS.clear();
+    }
+}
