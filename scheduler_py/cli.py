@@ -2,7 +2,8 @@
 
 Sub-commands: ``serve`` (the Thrift service Nimbus's shim calls), ``plan`` (plan a JSON
 problem offline), ``algorithms`` (list what is registered), ``bench`` (benchmarks),
-``placement`` (where a running topology's executors are, per Nimbus and per the brain).
+``placement`` (where a running topology's executors are, per Nimbus and per the brain),
+``aggregate`` (the PySpark monitoring aggregation, :mod:`scheduler_py.monitoring.cli`).
 """
 
 from __future__ import annotations
@@ -49,7 +50,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     _configure_logging(args.log_level, args.log_file)
     registry.get(args.algorithm)  # fail fast on an unknown default
     params = {args.algorithm: _parse_params(args.param)} if args.param else {}
-    config = PlannerConfig(default_algorithm=args.algorithm, default_params=params)
+    measured = None
+    if args.zookeeper:
+        from scheduler_py.monitoring.measured import ZooKeeperAggregates
+
+        measured = ZooKeeperAggregates(args.zookeeper, args.monitor_root)
+    config = PlannerConfig(
+        default_algorithm=args.algorithm, default_params=params, measured=measured
+    )
     serve(args.host, args.port, config, Path(args.plan_log) if args.plan_log else None)
     return 0
 
@@ -108,6 +116,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return bench_main(args.rest)
 
 
+def cmd_aggregate(args: argparse.Namespace) -> int:
+    from scheduler_py.monitoring.cli import run
+
+    return run(args)
+
+
 def cmd_placement(args: argparse.Namespace) -> int:
     from scheduler_py.storm.placement_table import main as table_main
 
@@ -137,6 +151,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="parameter of the default algorithm (repeatable)",
     )
     serve.add_argument("--plan-log", help="append every decision as JSON lines to this file")
+    serve.add_argument(
+        "--zookeeper",
+        metavar="HOST:PORT",
+        help="plan with measured costs: read the aggregates `scheduler-py aggregate` writes "
+        "to this ZooKeeper (default: declared costs)",
+    )
+    serve.add_argument(
+        "--monitor-root",
+        default="/scheduler-py",
+        help="ZooKeeper root of the monitoring znodes (default /scheduler-py)",
+    )
     serve.add_argument("--log-file", help="log here instead of stderr")
     serve.add_argument("--log-level", default="INFO")
     serve.set_defaults(func=cmd_serve)
@@ -154,6 +179,18 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="run a benchmark by name (or 'all'); see --help")
     bench.add_argument("rest", nargs=argparse.REMAINDER)
     bench.set_defaults(func=cmd_bench)
+
+    from scheduler_py.monitoring.cli import add_arguments as add_aggregate_arguments
+
+    aggregate = sub.add_parser(
+        "aggregate",
+        help="aggregate the worker monitors' window records (PySpark) into ZooKeeper",
+        description="Aggregate the window records the worker monitors publish in ZooKeeper "
+        "with PySpark, and write one aggregate per running topology (see "
+        "scheduler_py/monitoring/README.md).",
+    )
+    add_aggregate_arguments(aggregate)
+    aggregate.set_defaults(func=cmd_aggregate)
 
     placement = sub.add_parser(
         "placement", help="print where a running topology's executors are (Nimbus vs brain)"

@@ -26,6 +26,7 @@ from scheduler_py.algorithms import registry
 from scheduler_py.model.cost import evaluate
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.slots import assign_slots
+from scheduler_py.monitoring.measured import MeasuredCostsSource
 from scheduler_py.service.snapshot import TopologyView, topology_view
 from scheduler_py.service.wire import wire
 
@@ -39,6 +40,8 @@ PARAMS_KEY = "scheduler.brain.params"
 class PlannerConfig:
     default_algorithm: str = "td"
     default_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    measured: MeasuredCostsSource | None = None
+    """where measured costs come from (``serve --zookeeper``); ``None``: declared costs"""
 
 
 @dataclass
@@ -64,7 +67,7 @@ def plan_round(snapshot: Any, config: PlannerConfig) -> tuple[Any, list[RoundRec
     claimed: dict[str, tuple[float, float, tuple[int, ...]]] = {}
     for topo in snapshot.topologies:
         try:
-            view = topology_view(snapshot, topo, claimed)
+            view = topology_view(snapshot, topo, claimed, config.measured)
         except SchedulingError as error:
             plans.append(_leave(w, topo.id, "", f"cannot read topology: {error}"))
             records.append(RoundRecord(topo.id, "LEAVE_TO_STORM", "", str(error)))
@@ -135,9 +138,12 @@ def _place(w: Any, view: TopologyView, algorithm: str, params: dict[str, Any]):
     reason = (
         f"placed by {algorithm} on {evaluation.nodes_used} node(s), {workers} worker(s); "
         f"collocated traffic {evaluation.imc_gain:.3g} of {evaluation.total_traffic:.3g}, "
-        f"max node CPU {evaluation.max_node_load:.0f}%"
+        f"max node CPU {evaluation.max_node_load:.0f}%; costs: {view.costs}"
     )
-    summary = evaluation.summary() | {"seconds": placement.report.get("seconds", 0.0)}
+    summary = evaluation.summary() | {
+        "seconds": placement.report.get("seconds", 0.0),
+        "costs": view.costs,
+    }
     plan = w.TopologyPlan(problem.topology.id, w.Decision.PLACE, placements, reason, algorithm)
     record = RoundRecord(
         problem.topology.id, "PLACE", algorithm, reason, record_map, storm_map, summary

@@ -132,4 +132,11 @@ def serve(
         port,
         handler.config.default_algorithm,
     )
-    server.serve()
+    measured = handler.config.measured
+    if measured is not None:
+        log.info("measured costs from %s", getattr(measured, "hosts", type(measured).__name__))
+    try:
+        server.serve()
+    finally:
+        if measured is not None:
+            measured.close()

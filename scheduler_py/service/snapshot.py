@@ -11,7 +11,10 @@ Conventions (documented in the README's "How the brain sees Storm"):
   ``USER_EDGE_TRAFFIC`` and every edge into or out of a system component (acker, metrics)
   ``SYSTEM_EDGE_TRAFFIC`` (acks are small), so group-aware algorithms still see the graph;
 * ``scheduler.brain.balance.alpha`` (optional) switches paper 000 §2.2's *load-balancing*
-  capacity mode on: each node offers at most α · (topology CPU) / (usable nodes).
+  capacity mode on: each node offers at most α · (topology CPU) / (usable nodes);
+* with a ``measured`` source (``scheduler-py serve --zookeeper``), a fresh aggregate of the
+  topology replaces the declared CPU and the uniform traffic
+  (:mod:`scheduler_py.monitoring.measured`); ``TopologyView.costs`` says which were used.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from scheduler_py.model.types import (
     WorkerSlot,
     executor_id,
 )
+from scheduler_py.monitoring.measured import MeasuredCostsSource, measured_topology
 
 USER_EDGE_TRAFFIC = 1.0
 SYSTEM_EDGE_TRAFFIC = 0.1
@@ -55,6 +59,8 @@ class TopologyView:
     """model executor id -> where it runs now"""
     conf: Mapping[str, Any]
     needs_scheduling: bool
+    costs: str = "declared"
+    """``measured (…)`` or ``declared`` (with the reason measured costs were not used)"""
 
     @property
     def complete(self) -> bool:
@@ -89,12 +95,16 @@ def _usage(snapshot: Any) -> dict[str, dict[str, tuple[float, float]]]:
 
 
 def topology_view(
-    snapshot: Any, topo: Any, claimed: Mapping[str, Any] | None = None
+    snapshot: Any,
+    topo: Any,
+    claimed: Mapping[str, Any] | None = None,
+    measured: MeasuredCostsSource | None = None,
 ) -> TopologyView:
     """Build the model problem of ``topo`` from ``snapshot``.
 
     ``claimed`` maps supervisor id -> (cpu, memory, ports) already promised this round to
     topologies planned earlier; they are taken off the capacity this topology sees.
+    ``measured`` (optional) supplies the topology's monitoring aggregate.
     """
     claimed = claimed or {}
     conf = decode_conf(topo.conf or {})
@@ -151,6 +161,9 @@ def topology_view(
         edges=tuple(edges),
         workers=max(1, topo.num_workers),
     )
+    costs = "declared"
+    if measured is not None:
+        topology, costs = measured_topology(topology, storm_executor, conf, measured)
 
     usage = _usage(snapshot)
     own = usage.get(topo.id, {})
@@ -202,6 +215,7 @@ def topology_view(
         current_slots=current_slots,
         conf=conf,
         needs_scheduling=bool(topo.needs_scheduling),
+        costs=costs,
     )
 
 

@@ -1,0 +1,812 @@
+"""The PySpark aggregation job: window records → the aggregate of contract §4.
+
+One run (:meth:`AggregationJob.run_once`):
+
+1. cleanup: with the list of running topologies (from Nimbus), every monitoring znode of a
+   topology that no longer runs is deleted;
+2. read every window znode of every running topology (:mod:`.zk`), parse and validate it
+   on the driver (:mod:`.records`): corrupt ones (bad gzip/JSON, missing fields, negative
+   numbers, a record published under another worker's znode…) are skipped and counted;
+3. aggregate with Spark DataFrames (:func:`aggregate_frames`), all topologies in one job:
+
+   * **duplicates**: records of the same worker (supervisor id + port) with the same
+     ``window_end_ms``; the one with the highest ``seq`` is kept (then the first read);
+   * **sliding window**: a record belongs to the window iff ``window_end_ms > now − W``
+     (``--window``, default 60 s). Arrival and ``seq`` order play no role: out-of-order
+     records land where their window math puts them;
+   * **executor CPU %** = Σ(thread + subprocess CPU ms) / Σ(window ms) × 100 over the
+     executor's records in the window, i.e. percent of one core averaged over the time the
+     executor was actually observed (a worker that started 20 s ago is not diluted);
+   * **pairs**: traffic rows summed per (source executor, destination executor), streams
+     merged. The source task maps to the executor of the *publishing* record; the
+     destination task to the executor that most recently listed it in any retained record
+     (a task no record lists stays a one-task range). Rates are per second of the source
+     executor's observed time;
+   * **components**: Σ CPU, ``cpu_cv`` = coefficient of variation (population σ / mean) of
+     the executors' CPU, ``in_tuples_cv`` the same for inbound tuples/s, in/out totals;
+     **edges**: pairs summed per (source component, destination component);
+   * **workers**: per ``supervisor:port`` CPU % of the JVM and of its overhead threads;
+     **missing**: workers with records earlier (within the retention) but none in the
+     window, with ``last_seen_ms``;
+4. change signal: ``‖x − ref‖₁ / ‖ref‖₁`` of x = (CPU % per executor, tuples/s per pair)
+   against ``<root>/reference/<topology-id>`` (the first aggregate becomes the reference;
+   ``reset_reference`` replaces it);
+5. write ``<root>/aggregate/<topology-id>`` (gzip JSON; pairs beyond the znode limit are
+   dropped, smallest first, and counted in ``truncated_output_pairs``), optionally append
+   the tables to a Parquet dataset, and delete window znodes older than the retention.
+
+The Spark session is small on purpose (:func:`spark_session`): no UI, few shuffle
+partitions, modest driver memory; the inputs are a few hundred records per topology.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scheduler_py.monitoring.records import (
+    EXECUTOR_COLUMNS,
+    RECORD_COLUMNS,
+    TRAFFIC_COLUMNS,
+    CorruptRecord,
+    FlatRecords,
+    WindowRecord,
+    encode,
+    flatten,
+    parse_window,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from scheduler_py.monitoring.zk import MonitorStore, RawWindow
+
+log = logging.getLogger(__name__)
+
+VERSION = 1
+DEFAULT_WINDOW_MS = 60_000
+DEFAULT_RETENTION_MS = 300_000
+"""30 windows of the monitor's default 10 s (``scheduler.monitor.retention.windows``)."""
+AGGREGATE_BUDGET = 900_000
+"""Bytes an aggregate znode may take (ZooKeeper refuses data ≥ 1 MB)."""
+
+SPARK_DEFAULTS: dict[str, str] = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.driver.memory": "1g",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.adaptive.enabled": "true",
+}
+LOCAL_DEFAULTS: dict[str, str] = {
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+}
+
+_SESSION: SparkSession | None = None
+
+
+def spark_session(
+    master: str = "local[*]", conf: Mapping[str, str] | None = None, app: str = "scheduler-py"
+) -> SparkSession:
+    """The process's Spark session (created once; later calls return it).
+
+    Defaults: :data:`SPARK_DEFAULTS`, and for ``local`` masters the loopback driver address;
+    ``conf`` overrides them. The JVM inherits nothing from a ``spark-defaults.conf`` beyond
+    what Spark itself reads.
+    """
+    global _SESSION
+    if _SESSION is not None and _SESSION.sparkContext._jsc is not None:
+        return _SESSION
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    settings = dict(SPARK_DEFAULTS)
+    if master.startswith("local"):
+        settings.update(LOCAL_DEFAULTS)
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    settings.update(conf or {})
+    if "spark.driver.extraJavaOptions" not in settings:
+        settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={_log4j2_file()}"
+    builder = SparkSession.builder.master(master).appName(app)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    _SESSION = builder.getOrCreate()
+    _SESSION.sparkContext.setLogLevel(os.environ.get("SCHEDULER_PY_SPARK_LOG_LEVEL", "ERROR"))
+    return _SESSION
+
+
+LOG4J2 = """# scheduler-py aggregate: Spark's driver logs warnings and errors only, to stderr
+rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = stderr
+appender.console.type = Console
+appender.console.name = stderr
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+logger.native.name = org.apache.hadoop.util.NativeCodeLoader
+logger.native.level = error
+"""
+
+
+def _log4j2_file() -> str:
+    """A quiet log4j2 configuration for the driver JVM, written once per process."""
+    path = Path(tempfile.gettempdir()) / f"scheduler-py-spark-log4j2-{os.getuid()}.properties"
+    if not path.exists() or path.read_text() != LOG4J2:
+        path.write_text(LOG4J2)
+    return str(path)
+
+
+# --------------------------------------------------------------------------- Spark part
+
+
+def _schemas():
+    from pyspark.sql.types import (
+        DoubleType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+    )
+
+    types = {
+        "record_id": LongType(),
+        "topology_id": StringType(),
+        "supervisor_id": StringType(),
+        "host": StringType(),
+        "port": LongType(),
+        "seq": LongType(),
+        "window_start_ms": LongType(),
+        "window_end_ms": LongType(),
+        "worker_cpu_ms": DoubleType(),
+        "overhead_cpu_ms": DoubleType(),
+        "truncated_pairs": LongType(),
+        "task_start": LongType(),
+        "task_end": LongType(),
+        "component": StringType(),
+        "thread_cpu_ms": DoubleType(),
+        "subprocess_cpu_ms": DoubleType(),
+        "src": LongType(),
+        "dst": LongType(),
+        "stream": StringType(),
+        "tuples": DoubleType(),
+        "bytes": DoubleType(),
+    }
+
+    def schema(columns):
+        return StructType([StructField(c, types[c], False) for c in columns])
+
+    return schema(RECORD_COLUMNS), schema(EXECUTOR_COLUMNS), schema(TRAFFIC_COLUMNS)
+
+
+@dataclass
+class Frames:
+    """The three input tables (columns :data:`~.records.RECORD_COLUMNS`, ...)."""
+
+    records: DataFrame
+    executors: DataFrame
+    traffic: DataFrame
+
+
+def frames_from_rows(spark: SparkSession, flat: FlatRecords) -> Frames:
+    record_schema, executor_schema, traffic_schema = _schemas()
+    return Frames(
+        spark.createDataFrame(flat.records, record_schema),
+        spark.createDataFrame(flat.executors, executor_schema),
+        spark.createDataFrame(flat.traffic, traffic_schema),
+    )
+
+
+@dataclass
+class AggregateFrames:
+    """The aggregate as (lazy, partly cached) DataFrames, keyed by ``topology_id``."""
+
+    workers: DataFrame
+    executors: DataFrame
+    pairs: DataFrame
+    components: DataFrame
+    edges: DataFrame
+    cached: tuple[DataFrame, ...] = ()
+
+    def unpersist(self) -> None:
+        for frame in (self.executors, self.pairs, *self.cached):
+            frame.unpersist()
+
+
+def aggregate_frames(frames: Frames, now_ms: int, window_ms: int) -> AggregateFrames:
+    """The Spark side of the job (see the module docstring for every rule)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    cut = now_ms - window_ms
+    col = F.col
+    one = F.lit(1)
+
+    dedup = Window.partitionBy("topology_id", "supervisor_id", "port", "window_end_ms").orderBy(
+        col("seq").desc(), col("record_id").asc()
+    )
+    ranked = frames.records.withColumn("keep", F.row_number().over(dedup) == 1).persist()
+    duration = col("window_end_ms") - col("window_start_ms")
+    in_window = col("keep") & (col("window_end_ms") > F.lit(cut))
+
+    def when_in(expr):
+        return F.when(in_window, expr)
+
+    workers = ranked.groupBy("topology_id", "supervisor_id", "port").agg(
+        F.count(one).alias("valid"),
+        F.sum(col("keep").cast("long")).alias("kept"),
+        F.max("window_end_ms").alias("last_seen_ms"),
+        F.max_by("host", "window_end_ms").alias("host"),
+        F.coalesce(F.sum(in_window.cast("long")), F.lit(0)).alias("records"),
+        F.min(when_in(col("window_start_ms"))).alias("window_start_ms"),
+        F.max(when_in(col("window_end_ms"))).alias("window_end_ms"),
+        F.sum(when_in(duration)).alias("covered_ms"),
+        F.sum(when_in(col("worker_cpu_ms"))).alias("worker_cpu_ms"),
+        F.sum(when_in(col("overhead_cpu_ms"))).alias("overhead_cpu_ms"),
+        F.coalesce(F.sum(when_in(col("truncated_pairs"))), F.lit(0)).alias("truncated_pairs"),
+    )
+
+    kept = ranked.filter(col("keep")).drop("keep")
+    current = (
+        kept.filter(col("window_end_ms") > F.lit(cut))
+        .select(
+            "record_id",
+            "topology_id",
+            "supervisor_id",
+            "host",
+            "port",
+            "window_end_ms",
+            duration.alias("duration_ms"),
+        )
+        .persist()
+    )
+
+    executors = (
+        frames.executors.join(current, "record_id")
+        .groupBy("topology_id", "task_start", "task_end", "component")
+        .agg(
+            F.sum("thread_cpu_ms").alias("thread_cpu_ms"),
+            F.sum("subprocess_cpu_ms").alias("subprocess_cpu_ms"),
+            F.sum("duration_ms").alias("covered_ms"),
+            F.count(one).alias("windows"),
+            F.max_by(F.struct("supervisor_id", "host", "port"), "window_end_ms").alias("at"),
+        )
+        .select(
+            "topology_id",
+            "task_start",
+            "task_end",
+            "component",
+            ((col("thread_cpu_ms") + col("subprocess_cpu_ms")) * 100.0 / col("covered_ms")).alias(
+                "cpu_percent"
+            ),
+            (col("thread_cpu_ms") * 100.0 / col("covered_ms")).alias("thread_cpu_percent"),
+            (col("subprocess_cpu_ms") * 100.0 / col("covered_ms")).alias("subprocess_cpu_percent"),
+            "covered_ms",
+            "windows",
+            col("at.supervisor_id").alias("supervisor_id"),
+            col("at.host").alias("host"),
+            col("at.port").alias("port"),
+        )
+        .persist()
+    )
+
+    # destination task -> the executor that most recently listed it
+    latest = Window.partitionBy("topology_id", "task").orderBy(
+        col("window_end_ms").desc(), col("task_start").asc()
+    )
+    task_map = (
+        frames.executors.join(kept.select("record_id", "topology_id", "window_end_ms"), "record_id")
+        .select(
+            "topology_id",
+            F.explode(F.sequence("task_start", "task_end")).alias("task"),
+            "task_start",
+            "task_end",
+            "component",
+            "window_end_ms",
+        )
+        .withColumn("rank", F.row_number().over(latest))
+        .filter(col("rank") == 1)
+        .select(
+            "topology_id",
+            col("task").alias("dst"),
+            col("task_start").alias("dst_start"),
+            col("task_end").alias("dst_end"),
+            col("component").alias("dst_component"),
+        )
+    )
+    sources = frames.executors.select(
+        col("record_id").alias("src_record"),
+        col("task_start").alias("src_start"),
+        col("task_end").alias("src_end"),
+        col("component").alias("src_component"),
+    )
+    traffic = frames.traffic.join(current.select("record_id", "topology_id"), "record_id")
+    traffic = traffic.join(
+        sources,
+        (traffic["record_id"] == sources["src_record"])
+        & (traffic["src"] >= sources["src_start"])
+        & (traffic["src"] <= sources["src_end"]),
+        "left",
+    ).join(task_map, ["topology_id", "dst"], "left")
+    sums = traffic.groupBy(
+        "topology_id",
+        F.coalesce("src_start", "src").alias("src_start"),
+        F.coalesce("src_end", "src").alias("src_end"),
+        F.coalesce("src_component", F.lit("?")).alias("src_component"),
+        F.coalesce("dst_start", "dst").alias("dst_start"),
+        F.coalesce("dst_end", "dst").alias("dst_end"),
+        F.coalesce("dst_component", F.lit("?")).alias("dst_component"),
+    ).agg(F.sum("tuples").alias("tuples"), F.sum("bytes").alias("bytes"))
+    observed = executors.select(
+        "topology_id",
+        col("task_start").alias("src_start"),
+        col("task_end").alias("src_end"),
+        "covered_ms",
+    )
+    pairs = (
+        sums.join(observed, ["topology_id", "src_start", "src_end"], "left")
+        .select(
+            "topology_id",
+            "src_start",
+            "src_end",
+            "src_component",
+            "dst_start",
+            "dst_end",
+            "dst_component",
+            (col("tuples") * 1000.0 / col("covered_ms")).alias("tuples_per_s"),
+            (col("bytes") * 1000.0 / col("covered_ms")).alias("bytes_per_s"),
+        )
+        .persist()
+    )
+
+    inbound = pairs.groupBy(
+        "topology_id", col("dst_start").alias("task_start"), col("dst_end").alias("task_end")
+    ).agg(F.sum("tuples_per_s").alias("in_tuples_per_s"))
+    spread = (
+        executors.join(inbound, ["topology_id", "task_start", "task_end"], "left")
+        .fillna(0.0, ["in_tuples_per_s"])
+        .groupBy("topology_id", "component")
+        .agg(
+            F.count(one).alias("executors"),
+            F.sum("cpu_percent").alias("cpu_percent"),
+            _cv(F, "cpu_percent").alias("cpu_cv"),
+            _cv(F, "in_tuples_per_s").alias("in_tuples_cv"),
+        )
+    )
+    into = pairs.groupBy("topology_id", col("dst_component").alias("component")).agg(
+        F.sum("tuples_per_s").alias("in_tuples_per_s"),
+        F.sum("bytes_per_s").alias("in_bytes_per_s"),
+    )
+    out = pairs.groupBy("topology_id", col("src_component").alias("component")).agg(
+        F.sum("tuples_per_s").alias("out_tuples_per_s"),
+        F.sum("bytes_per_s").alias("out_bytes_per_s"),
+    )
+    components = (
+        spread.join(into, ["topology_id", "component"], "full")
+        .join(out, ["topology_id", "component"], "full")
+        .fillna(0)
+    )
+    edges = pairs.groupBy(
+        "topology_id", col("src_component").alias("from"), col("dst_component").alias("to")
+    ).agg(
+        F.sum("tuples_per_s").alias("tuples_per_s"),
+        F.sum("bytes_per_s").alias("bytes_per_s"),
+        F.count(one).alias("pairs"),
+    )
+    return AggregateFrames(workers, executors, pairs, components, edges, (ranked, current))
+
+
+def _cv(F, column: str):
+    """Population coefficient of variation; 0 for a zero mean or a single executor."""
+    mean = F.avg(column)
+    return F.when(mean > 0, F.coalesce(F.stddev_pop(column), F.lit(0.0)) / mean).otherwise(0.0)
+
+
+@dataclass
+class Tables:
+    """The collected aggregate rows (plain dicts), all topologies."""
+
+    workers: list[dict] = field(default_factory=list)
+    executors: list[dict] = field(default_factory=list)
+    pairs: list[dict] = field(default_factory=list)
+    components: list[dict] = field(default_factory=list)
+    edges: list[dict] = field(default_factory=list)
+
+
+def collect(result: AggregateFrames) -> Tables:
+    def rows(frame):
+        return [row.asDict(recursive=True) for row in frame.collect()]
+
+    return Tables(
+        rows(result.workers),
+        rows(result.executors),
+        rows(result.pairs),
+        rows(result.components),
+        rows(result.edges),
+    )
+
+
+def aggregate_rows(spark: SparkSession, flat: FlatRecords, now_ms: int, window_ms: int) -> Tables:
+    """Rows in, collected aggregate tables out (no records: empty tables, Spark untouched)."""
+    if not flat.records:
+        return Tables()
+    result = aggregate_frames(frames_from_rows(spark, flat), now_ms, window_ms)
+    try:
+        return collect(result)
+    finally:
+        result.unpersist()
+
+
+# --------------------------------------------------------------------------- documents
+
+
+@dataclass
+class Parsed:
+    """The outcome of parsing every window znode read in one run."""
+
+    records: list[WindowRecord] = field(default_factory=list)
+    corrupt: Counter = field(default_factory=Counter)
+    """topology id -> corrupt records"""
+    reasons: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    """topology id -> a few "path: reason" lines"""
+
+
+def parse_windows(windows: Iterable[RawWindow], keep_reasons: int = 5) -> Parsed:
+    """Parse and validate raw window znodes; a record must name the topology and worker of
+    the znode it was published under."""
+    parsed = Parsed()
+    for window in windows:
+        try:
+            record = parse_window(window.data)
+            if record.topology_id != window.topology_id:
+                raise CorruptRecord(
+                    f"record of topology {record.topology_id} under {window.topology_id}"
+                )
+            if record.worker != window.worker:
+                raise CorruptRecord(f"record of worker {record.worker} under {window.worker}")
+        except CorruptRecord as error:
+            parsed.corrupt[window.topology_id] += 1
+            if len(parsed.reasons[window.topology_id]) < keep_reasons:
+                parsed.reasons[window.topology_id].append(f"{window.worker}/{window.name}: {error}")
+            continue
+        parsed.records.append(record)
+    return parsed
+
+
+def _round(value: float | None, digits: int = 4) -> float:
+    return 0.0 if value is None else round(float(value), digits)
+
+
+def build_documents(
+    tables: Tables,
+    topologies: Iterable[str],
+    now_ms: int,
+    window_ms: int,
+    corrupt: Mapping[str, int] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """One contract §4 document per topology (``change`` is filled by :func:`apply_change`)."""
+    corrupt = corrupt or {}
+    by_topology: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for kind in ("workers", "executors", "pairs", "components", "edges"):
+        for row in getattr(tables, kind):
+            by_topology[row["topology_id"]][kind].append(row)
+    documents = {}
+    for topology_id in sorted(set(topologies) | set(by_topology)):
+        rows = by_topology[topology_id]
+        documents[topology_id] = _document(
+            topology_id, rows, now_ms, window_ms, corrupt.get(topology_id, 0)
+        )
+    return documents
+
+
+def _document(
+    topology_id: str, rows: Mapping[str, list[dict]], now_ms: int, window_ms: int, corrupt: int
+) -> dict[str, Any]:
+    workers = sorted(rows["workers"], key=lambda w: (w["supervisor_id"], w["port"]))
+    live = [w for w in workers if w["records"] > 0]
+    starts = [w["window_start_ms"] for w in live]
+    ends = [w["window_end_ms"] for w in live]
+    last_seen = max((w["last_seen_ms"] for w in workers), default=0)
+    executors = [
+        {
+            "task_start": e["task_start"],
+            "task_end": e["task_end"],
+            "component": e["component"],
+            "cpu_percent": _round(e["cpu_percent"]),
+            "thread_cpu_percent": _round(e["thread_cpu_percent"]),
+            "subprocess_cpu_percent": _round(e["subprocess_cpu_percent"]),
+            "host": e["host"],
+            "port": e["port"],
+            "supervisor_id": e["supervisor_id"],
+            "seconds": _round(e["covered_ms"] / 1000.0, 3),
+            "windows": e["windows"],
+        }
+        for e in sorted(rows["executors"], key=lambda e: (e["task_start"], e["task_end"]))
+    ]
+    pairs = [
+        {
+            "src": [p["src_start"], p["src_end"]],
+            "dst": [p["dst_start"], p["dst_end"]],
+            "src_component": p["src_component"],
+            "dst_component": p["dst_component"],
+            "tuples_per_s": _round(p["tuples_per_s"]),
+            "bytes_per_s": _round(p["bytes_per_s"]),
+        }
+        for p in sorted(
+            rows["pairs"],
+            key=lambda p: (p["src_start"], p["src_end"], p["dst_start"], p["dst_end"]),
+        )
+    ]
+    components = {
+        c["component"]: {
+            "executors": c["executors"],
+            "cpu_percent": _round(c["cpu_percent"]),
+            "cpu_cv": _round(c["cpu_cv"]),
+            "in_tuples_per_s": _round(c["in_tuples_per_s"]),
+            "in_bytes_per_s": _round(c["in_bytes_per_s"]),
+            "out_tuples_per_s": _round(c["out_tuples_per_s"]),
+            "out_bytes_per_s": _round(c["out_bytes_per_s"]),
+            "in_tuples_cv": _round(c["in_tuples_cv"]),
+        }
+        for c in sorted(rows["components"], key=lambda c: c["component"])
+    }
+    edges = [
+        {
+            "from": e["from"],
+            "to": e["to"],
+            "tuples_per_s": _round(e["tuples_per_s"]),
+            "bytes_per_s": _round(e["bytes_per_s"]),
+            "pairs": e["pairs"],
+        }
+        for e in sorted(rows["edges"], key=lambda e: (e["from"], e["to"]))
+    ]
+    return {
+        "v": VERSION,
+        "topology_id": topology_id,
+        "computed_at_ms": now_ms,
+        "window_ms": window_ms,
+        "window_start_ms": min(starts) if starts else last_seen,
+        "window_end_ms": max(ends) if ends else last_seen,
+        "windows": max((w["records"] for w in workers), default=0),
+        "executors": executors,
+        "pairs": pairs,
+        "components": components,
+        "edges": edges,
+        "workers": [
+            {
+                "supervisor_id": w["supervisor_id"],
+                "host": w["host"],
+                "port": w["port"],
+                "records": w["records"],
+                "cpu_percent": _round(_percent(w["worker_cpu_ms"], w["covered_ms"])),
+                "overhead_cpu_percent": _round(_percent(w["overhead_cpu_ms"], w["covered_ms"])),
+            }
+            for w in live
+        ],
+        "missing": [
+            {
+                "supervisor_id": w["supervisor_id"],
+                "host": w["host"],
+                "port": w["port"],
+                "last_seen_ms": w["last_seen_ms"],
+            }
+            for w in workers
+            if w["records"] == 0
+        ],
+        "records": sum(w["records"] for w in workers),
+        "records_retained": sum(w["kept"] for w in workers),
+        "corrupt_records": corrupt,
+        "duplicate_records": sum(w["valid"] - w["kept"] for w in workers),
+        "truncated_pairs": sum(w["truncated_pairs"] for w in workers),
+        "change": {"l1_relative": 0.0, "reference_computed_at_ms": now_ms},
+    }
+
+
+def _percent(cpu_ms: float | None, covered_ms: float | None) -> float:
+    return 100.0 * cpu_ms / covered_ms if cpu_ms is not None and covered_ms else 0.0
+
+
+# --------------------------------------------------------------------------- change signal
+
+
+def _range_key(start_end: Iterable[int]) -> str:
+    start, end = start_end
+    return f"{start}-{end}"
+
+
+def change_vector(document: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """x of the change signal: CPU % per executor and tuples/s per executor pair."""
+    return {
+        "cpu": {
+            _range_key((e["task_start"], e["task_end"])): float(e["cpu_percent"])
+            for e in document.get("executors", ())
+        },
+        "pairs": {
+            f"{_range_key(p['src'])}>{_range_key(p['dst'])}": float(p["tuples_per_s"])
+            for p in document.get("pairs", ())
+        },
+    }
+
+
+def l1_relative(
+    x: Mapping[str, Mapping[str, float]], ref: Mapping[str, Mapping[str, float]]
+) -> float | None:
+    """‖x − ref‖₁ / ‖ref‖₁ over the union of keys (a key absent on one side counts as 0);
+    ``None`` when the reference is all zeros and x is not (undefined)."""
+    distance = norm = 0.0
+    for part in ("cpu", "pairs"):
+        now, before = x.get(part, {}), ref.get(part, {})
+        for key in set(now) | set(before):
+            distance += abs(now.get(key, 0.0) - before.get(key, 0.0))
+        norm += sum(abs(v) for v in before.values())
+    if norm == 0.0:
+        return 0.0 if distance == 0.0 else None
+    return distance / norm
+
+
+def reference_document(document: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "v": VERSION,
+        "topology_id": document["topology_id"],
+        "computed_at_ms": document["computed_at_ms"],
+        **change_vector(document),
+    }
+
+
+def apply_change(
+    document: dict[str, Any], reference: Mapping[str, Any] | None, reset: bool = False
+) -> dict[str, Any] | None:
+    """Fill ``document["change"]``; returns the reference to store, or ``None`` to keep the
+    stored one. Without a reference (or with ``reset``), or when the stored one is
+    unusable, the document becomes the reference (distance 0). An aggregate without
+    records never becomes a reference."""
+    usable = (
+        isinstance(reference, Mapping)
+        and isinstance(reference.get("cpu"), Mapping)
+        and isinstance(reference.get("pairs"), Mapping)
+    )
+    if reset or not usable:
+        if document.get("records", 0) == 0:
+            document["change"] = {"l1_relative": None, "reference_computed_at_ms": None}
+            return None
+        document["change"] = {
+            "l1_relative": 0.0,
+            "reference_computed_at_ms": document["computed_at_ms"],
+        }
+        return reference_document(document)
+    assert reference is not None
+    document["change"] = {
+        "l1_relative": _maybe_round(l1_relative(change_vector(document), reference)),
+        "reference_computed_at_ms": reference.get("computed_at_ms"),
+    }
+    return None
+
+
+def _maybe_round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def fit_znode(document: dict[str, Any], budget: int = AGGREGATE_BUDGET) -> bytes:
+    """The gzip bytes of ``document``, dropping the smallest pairs (by tuples/s) until they
+    fit ``budget``; the number dropped goes to ``truncated_output_pairs``."""
+    data = encode(document)
+    if len(data) <= budget:
+        return data
+    pairs = sorted(document["pairs"], key=lambda p: p["tuples_per_s"], reverse=True)
+    keep = len(pairs)
+    while len(data) > budget and keep > 0:
+        keep = int(keep * min(0.9, budget / len(data)))
+        trimmed = dict(document, pairs=pairs[:keep], truncated_output_pairs=len(pairs) - keep)
+        data = encode(trimmed)
+    document["pairs"] = pairs[:keep]
+    document["truncated_output_pairs"] = len(pairs) - keep
+    return data
+
+
+# --------------------------------------------------------------------------- the job
+
+
+@dataclass
+class JobConfig:
+    window_ms: int = DEFAULT_WINDOW_MS
+    retention_ms: int = DEFAULT_RETENTION_MS
+    parquet: Path | None = None
+
+
+@dataclass
+class RunSummary:
+    """What one run did (the CLI prints it)."""
+
+    documents: dict[str, dict[str, Any]]
+    deleted_topologies: list[str]
+    deleted_windows: int
+    read_windows: int
+    seconds: float
+    reasons: dict[str, list[str]]
+
+
+class AggregationJob:
+    """Aggregates every running topology's windows into its aggregate znode."""
+
+    def __init__(self, spark: SparkSession, store: MonitorStore, config: JobConfig) -> None:
+        self.spark = spark
+        self.store = store
+        self.config = config
+
+    def run_once(
+        self,
+        now_ms: int | None = None,
+        running: set[str] | None = None,
+        reset_reference: bool = False,
+    ) -> RunSummary:
+        """One aggregation. ``running``: topology ids Nimbus lists (``None`` = unknown: no
+        topology is deleted and every monitored one is aggregated)."""
+        started = time.perf_counter()
+        now = int(time.time() * 1000) if now_ms is None else int(now_ms)
+        deleted = []
+        if running is not None:
+            for topology_id in sorted(self.store.known_topologies() - set(running)):
+                self.store.delete_topology(topology_id)
+                deleted.append(topology_id)
+                log.info("deleted the monitoring znodes of %s (no longer running)", topology_id)
+        topologies = self.store.topologies()
+        raw: list[RawWindow] = []
+        for topology_id in topologies:
+            raw.extend(self.store.load_windows(topology_id))
+        parsed = parse_windows(raw)
+        for topology_id, reasons in parsed.reasons.items():
+            log.warning(
+                "%s: %d corrupt record(s) skipped, e.g. %s",
+                topology_id,
+                parsed.corrupt[topology_id],
+                "; ".join(reasons[:3]),
+            )
+        flat = flatten(parsed.records)
+        window = self.config.window_ms
+        if flat.records:
+            result = aggregate_frames(frames_from_rows(self.spark, flat), now, window)
+            try:
+                tables = collect(result)
+                if self.config.parquet is not None:
+                    write_parquet(result, self.config.parquet, now)
+            finally:
+                result.unpersist()
+        else:
+            tables = Tables()
+        documents = build_documents(tables, topologies, now, window, parsed.corrupt)
+        for topology_id, document in documents.items():
+            stored = self.store.read_reference(topology_id)
+            new_reference = apply_change(document, stored, reset_reference)
+            if new_reference is not None:
+                self.store.write_reference(topology_id, new_reference)
+            self.store.write_aggregate(topology_id, fit_znode(document))
+        deleted_windows = self.store.delete_old_windows(
+            raw, now - self.config.retention_ms, topologies
+        )
+        return RunSummary(
+            documents,
+            deleted,
+            deleted_windows,
+            len(raw),
+            time.perf_counter() - started,
+            dict(parsed.reasons),
+        )
+
+
+def write_parquet(result: AggregateFrames, directory: Path, now_ms: int) -> None:
+    """Append this run's tables to ``directory/<table>/`` (Parquet, partitioned by
+    ``topology_id``, each row stamped with ``computed_at_ms``)."""
+    from pyspark.sql import functions as F
+
+    for name in ("executors", "pairs", "components", "edges", "workers"):
+        frame = getattr(result, name).withColumn("computed_at_ms", F.lit(now_ms))
+        frame.write.mode("append").partitionBy("topology_id").parquet(str(directory / name))

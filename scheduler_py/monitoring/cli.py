@@ -1,0 +1,237 @@
+"""``scheduler-py aggregate``: run the PySpark aggregation once or every N seconds.
+
+::
+
+    scheduler-py aggregate --once                        # local[*] Spark, ZooKeeper 127.0.0.1:2181
+    scheduler-py aggregate --every 30s --window 60s --zookeeper zk1:2181 --nimbus nimbus:6627
+    scheduler-py aggregate --once --master spark://spark-master:7077 --parquet /data/monitoring
+    scheduler-py aggregate --once --reset-reference      # the next aggregate is the new reference
+
+Exit status: 0 done, 2 usage error or ZooKeeper unreachable. In ``--every`` mode a failed
+run is logged and the next one tried; SIGTERM/SIGINT stop the loop after the current run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import re
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
+
+
+def parse_duration(text: str) -> int:
+    """``500ms``, ``30s``, ``5m``, ``1h`` or a plain number of seconds → milliseconds."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", str(text))
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 30s, 5m, 500ms)")
+    value = float(match.group(1)) * _UNITS_MS[match.group(2) or "s"]
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"a duration must be > 0, found {text!r}")
+    return int(value)
+
+
+def _key_value(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, found {text!r}")
+    return key.strip(), value.strip()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``scheduler-py aggregate`` (shared with :func:`main`)."""
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--once", action="store_true", help="aggregate once and exit (default)")
+    mode.add_argument(
+        "--every",
+        type=parse_duration,
+        metavar="DURATION",
+        help="aggregate every DURATION (e.g. 30s)",
+    )
+    parser.add_argument(
+        "--max-runs", type=int, default=0, help="with --every: stop after this many runs (0: never)"
+    )
+    parser.add_argument(
+        "--master", default="local[*]", help="Spark master (default local[*]; any spark:// URL)"
+    )
+    parser.add_argument(
+        "--spark-conf",
+        action="append",
+        default=[],
+        type=_key_value,
+        metavar="KEY=VALUE",
+        help="extra Spark setting, repeatable (e.g. spark.driver.memory=2g)",
+    )
+    parser.add_argument(
+        "--zookeeper",
+        default="127.0.0.1:2181",
+        metavar="HOST:PORT",
+        help="(default 127.0.0.1:2181)",
+    )
+    parser.add_argument(
+        "--zookeeper-timeout",
+        type=parse_duration,
+        default=15_000,
+        metavar="DURATION",
+        help="give up connecting to ZooKeeper after this long (default 15s)",
+    )
+    parser.add_argument(
+        "--root", default="/scheduler-py", help="monitoring root znode (default /scheduler-py)"
+    )
+    parser.add_argument(
+        "--window",
+        type=parse_duration,
+        default=60_000,
+        metavar="DURATION",
+        help="sliding window of the aggregate (default 60s)",
+    )
+    parser.add_argument(
+        "--retention",
+        type=parse_duration,
+        default=300_000,
+        metavar="DURATION",
+        help="delete window znodes older than this (default 5m = 30 windows of 10 s)",
+    )
+    parser.add_argument(
+        "--nimbus",
+        metavar="HOST:PORT",
+        help="Nimbus to ask which topologies run (default $STORM_NIMBUS, else 127.0.0.1:6627); "
+        "the monitoring znodes of the others are deleted",
+    )
+    parser.add_argument(
+        "--no-cleanup",
+        action="store_true",
+        help="do not ask Nimbus; aggregate every monitored topology and delete none",
+    )
+    parser.add_argument(
+        "--parquet", type=Path, metavar="DIR", help="also append the tables to a Parquet dataset"
+    )
+    parser.add_argument(
+        "--reset-reference",
+        action="store_true",
+        help="make this (first) aggregate the change-signal reference of every topology",
+    )
+    parser.add_argument("--json", action="store_true", help="print the aggregates as JSON")
+    parser.add_argument("--log-level", default="INFO")
+    parser.add_argument("--log-file", help="log here instead of stderr")
+
+
+def running_topologies(nimbus: str) -> set[str] | None:
+    """Topology ids Nimbus lists, or ``None`` (with a warning) when it does not answer."""
+    from scheduler_py.storm.stormctl import NimbusCtl, parse_hostport
+
+    host, port = parse_hostport(nimbus)
+    try:
+        summary = NimbusCtl(host, port, timeout_ms=5000).cluster_summary()
+    except Exception as error:
+        log.warning("Nimbus %s did not answer (%s): no topology cleanup this run", nimbus, error)
+        return None
+    return {t["id"] for t in summary["topologies"]}
+
+
+def _summary_line(root: str, document: dict[str, Any]) -> str:
+    change = document["change"]["l1_relative"]
+    change_text = "n/a" if change is None else f"{change:.3f}"
+    missing = ", ".join(f"{m['host']}:{m['port']}" for m in document["missing"]) or "none"
+    return (
+        f"{document['topology_id']}: {document['records']} record(s) in {document['windows']} "
+        f"window(s) ({document['corrupt_records']} corrupt, {document['duplicate_records']} "
+        f"duplicate), {len(document['executors'])} executors, {len(document['pairs'])} pairs, "
+        f"{len(document['edges'])} edges, missing {missing}, change "
+        f"{change_text} -> {root}/aggregate/{document['topology_id']}"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``scheduler-py aggregate`` with parsed ``args``."""
+    from scheduler_py.cli import _configure_logging
+
+    _configure_logging(args.log_level, args.log_file)
+    from kazoo.handlers.threading import KazooTimeoutError
+
+    from scheduler_py.monitoring.aggregate import AggregationJob, JobConfig, spark_session
+    from scheduler_py.monitoring.zk import MonitorStore, connect
+    from scheduler_py.storm.stormctl import default_nimbus
+
+    if args.retention < args.window:
+        print("scheduler-py aggregate: --retention must be >= --window", file=sys.stderr)
+        return 2
+    try:
+        client = connect(args.zookeeper, timeout=args.zookeeper_timeout / 1000.0)
+    except KazooTimeoutError:
+        print(f"scheduler-py aggregate: ZooKeeper {args.zookeeper} unreachable", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+    previous = {}
+    if args.every and threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            previous[sig] = signal.signal(sig, lambda *_: stop.set())
+    try:
+        store = MonitorStore(client, args.root)
+        spark = spark_session(args.master, dict(args.spark_conf))
+        job = AggregationJob(
+            spark,
+            store,
+            JobConfig(window_ms=args.window, retention_ms=args.retention, parquet=args.parquet),
+        )
+        nimbus = None if args.no_cleanup else (args.nimbus or default_nimbus())
+        runs = 0
+        reset = args.reset_reference
+        while True:
+            started = time.monotonic()
+            try:
+                running = running_topologies(nimbus) if nimbus else None
+                summary = job.run_once(running=running, reset_reference=reset)
+                reset = False
+            except Exception:
+                if not args.every:
+                    raise
+                log.exception("aggregation run failed; trying again in %d ms", args.every)
+            else:
+                if args.json:
+                    print(json.dumps(summary.documents, indent=2, sort_keys=True), flush=True)
+                for document in summary.documents.values():
+                    print(_summary_line(store.root, document), flush=True)
+                print(
+                    f"aggregated {summary.read_windows} window znode(s) of "
+                    f"{len(summary.documents)} topolog(ies) in {summary.seconds:.1f} s; deleted "
+                    f"{summary.deleted_windows} old window(s)"
+                    + (
+                        f" and the znodes of {', '.join(summary.deleted_topologies)}"
+                        if summary.deleted_topologies
+                        else ""
+                    ),
+                    flush=True,
+                )
+            runs += 1
+            if not args.every or (args.max_runs and runs >= args.max_runs):
+                return 0
+            if stop.wait(max(0.0, args.every / 1000.0 - (time.monotonic() - started))):
+                return 0
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        client.stop()
+        client.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="scheduler-py aggregate",
+        description="Aggregate the worker monitors' window records (PySpark) into ZooKeeper.",
+    )
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,394 @@
+"""Aggregate (contract §4) → the model's measured costs; the brain's side of monitoring.
+
+:func:`measured_topology` is what :func:`scheduler_py.service.snapshot.topology_view` calls
+when the service runs with ``--zookeeper``:
+
+* it asks a :class:`MeasuredCostsSource` for the topology's aggregate
+  (:class:`ZooKeeperAggregates` reads ``<root>/aggregate/<topology-id>`` and caches it a
+  few seconds; :class:`StaticAggregates` serves aggregates held in memory);
+* the aggregate is used only when it is **fresh**: ``computed_at_ms`` and its newest window
+  both within ``scheduler.brain.metrics.max.age.secs`` (topology conf, default 180 s) of
+  now, with at least one window and one executor;
+* ``executor_cpu``: the aggregate's ``cpu_percent`` for every model executor whose Storm
+  task range it lists (exact range, else the model executor containing the aggregate's
+  range); executors it does not list keep their declared CPU;
+* ``pair_traffic``: bytes/s when the aggregate has any bytes, else tuples/s (a pair with
+  tuples but no bytes is priced at the aggregate's mean bytes per tuple). Measured traffic
+  replaces Eq. 1's uniform split for all pairs, so a *source* executor the aggregate does
+  not list (its worker is missing) gets, towards each executor of a downstream component,
+  the mean measured per-pair rate of that component edge; component edges carry the
+  measured totals (edges seen only in measurements are added, grouping ``unknown``);
+* anything unusable (no aggregate, stale, malformed, ZooKeeper down) leaves the declared
+  costs in place, and the note says why; the note ends up in the plan's reason as
+  ``costs: measured (6 windows, 60 s, bytes/s)`` or ``costs: declared (…)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from scheduler_py.model.types import Edge, Topology
+
+log = logging.getLogger(__name__)
+
+MAX_AGE_KEY = "scheduler.brain.metrics.max.age.secs"
+DEFAULT_MAX_AGE_SECS = 180.0
+FUTURE_TOLERANCE_MS = 60_000
+"""An aggregate up to this far in the future (clock skew between hosts) still counts."""
+
+ExecutorKey = tuple[int, int]
+
+
+class NotUsable(ValueError):
+    """The aggregate cannot price this topology; the message says why."""
+
+
+# --------------------------------------------------------------------------- sources
+
+
+class MeasuredCostsSource:
+    """Where the brain finds aggregates. Subclasses implement :meth:`aggregate`."""
+
+    def aggregate(self, topology_id: str) -> Mapping[str, Any] | None:
+        """The topology's aggregate document, or ``None`` when there is none."""
+        raise NotImplementedError
+
+    def now_ms(self) -> int:
+        return int(time.time() * 1000)
+
+    def close(self) -> None:
+        """Release connections (the service calls it on shutdown)."""
+
+
+class StaticAggregates(MeasuredCostsSource):
+    """Aggregates held in memory (replays, offline planning, tests); ``clock`` returns
+    "now" in ms."""
+
+    def __init__(
+        self,
+        aggregates: Mapping[str, Mapping[str, Any]] | None = None,
+        clock: Callable[[], int] | None = None,
+    ) -> None:
+        self.aggregates = dict(aggregates or {})
+        self._clock = clock
+
+    def aggregate(self, topology_id: str) -> Mapping[str, Any] | None:
+        return self.aggregates.get(topology_id)
+
+    def now_ms(self) -> int:
+        return self._clock() if self._clock else super().now_ms()
+
+
+class ZooKeeperAggregates(MeasuredCostsSource):
+    """Reads ``<root>/aggregate/<topology-id>`` with kazoo, caching every answer read
+    (also "no aggregate" and read errors) for ``cache_secs``. The connection is opened in
+    the background on first use and kazoo reconnects by itself; while it is down the answer
+    is ``None`` at once (declared costs), and a read never waits longer than ``timeout``.
+    """
+
+    def __init__(
+        self,
+        hosts: str,
+        root: str = "/scheduler-py",
+        cache_secs: float = 5.0,
+        timeout: float = 1.0,
+    ) -> None:
+        self.hosts = hosts
+        self.root = "/" + root.strip("/")
+        self.cache_secs = cache_secs
+        self.timeout = timeout
+        self._client = None
+        self._lock = threading.Lock()
+        self._cache: dict[str, tuple[float, Mapping[str, Any] | None]] = {}
+        self._warned = False
+
+    def _connected_client(self):
+        from kazoo.client import KazooClient
+        from kazoo.protocol.states import KazooState
+
+        with self._lock:
+            if self._client is None:
+                self._client = KazooClient(hosts=self.hosts, timeout=10.0)
+                self._client.start_async()
+            client = self._client
+        return client if client.state == KazooState.CONNECTED else None
+
+    def aggregate(self, topology_id: str) -> Mapping[str, Any] | None:
+        now = time.monotonic()
+        cached = self._cache.get(topology_id)
+        if cached is not None and now - cached[0] < self.cache_secs:
+            return cached[1]
+        client = self._connected_client()
+        if client is None:  # not cached: answered at once, and the connection may come up
+            self._warn(f"not connected to ZooKeeper {self.hosts} (yet)")
+            return None
+        document = self._read(client, topology_id)
+        self._cache[topology_id] = (now, document)
+        return document
+
+    def _read(self, client: Any, topology_id: str) -> Mapping[str, Any] | None:
+        from kazoo.exceptions import NoNodeError
+
+        from scheduler_py.monitoring.records import CorruptRecord, decode
+
+        path = f"{self.root}/aggregate/{topology_id}"
+        try:
+            data, _ = client.get_async(path).get(timeout=self.timeout)
+            document = decode(data)
+        except NoNodeError:
+            return None
+        except CorruptRecord as error:
+            log.warning("%s: unreadable aggregate: %s", path, error)
+            return None
+        except Exception as error:  # timeouts, connection loss: declared costs this round
+            self._warn(f"reading {path} from {self.hosts} failed: {type(error).__name__}: {error}")
+            return None
+        self._warned = False
+        return document if isinstance(document, dict) else None
+
+    def _warn(self, message: str) -> None:
+        if not self._warned:
+            log.warning("measured costs unavailable: %s", message)
+            self._warned = True
+
+    def close(self) -> None:
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            try:
+                client.stop()
+                client.close()
+            except Exception:  # closing is best effort
+                log.debug("closing the ZooKeeper client failed", exc_info=True)
+
+
+# --------------------------------------------------------------------------- mapping
+
+
+@dataclass(frozen=True)
+class MeasuredCosts:
+    """Model costs read from one aggregate."""
+
+    executor_cpu: Mapping[str, float]
+    pair_traffic: Mapping[tuple[str, str], float]
+    unit: str
+    """``bytes/s`` or ``tuples/s``"""
+    windows: int
+    seconds: float
+    declared: tuple[str, ...] = ()
+    """model executors the aggregate does not list (they keep their declared CPU)"""
+
+    @property
+    def note(self) -> str:
+        text = f"measured ({self.windows} windows, {self.seconds:.0f} s, {self.unit}"
+        if self.declared:
+            text += f"; {len(self.declared)} executor(s) not measured"
+        return text + ")"
+
+
+def max_age_secs(conf: Mapping[str, Any]) -> float:
+    raw = conf.get(MAX_AGE_KEY)
+    if raw in (None, ""):
+        return DEFAULT_MAX_AGE_SECS
+    try:
+        value = float(raw)
+    except (TypeError, ValueError) as error:
+        raise NotUsable(f"{MAX_AGE_KEY} must be a number of seconds, found {raw!r}") from error
+    if not math.isfinite(value) or value <= 0:
+        raise NotUsable(f"{MAX_AGE_KEY} must be > 0, found {raw!r}")
+    return value
+
+
+def _number(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise NotUsable(f"malformed aggregate: {what} is {value!r}")
+    return float(value)
+
+
+def _key(value: Any, what: str) -> ExecutorKey:
+    if (
+        not isinstance(value, (list, tuple))
+        or len(value) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
+        raise NotUsable(f"malformed aggregate: {what} is {value!r}")
+    return int(value[0]), int(value[1])
+
+
+def check_fresh(aggregate: Any, now_ms: int, max_age: float) -> None:
+    """Raise :class:`NotUsable` unless ``aggregate`` is a fresh, non-empty aggregate."""
+    if not isinstance(aggregate, Mapping):
+        raise NotUsable("no aggregate")
+    if aggregate.get("v") != 1:
+        raise NotUsable(f"aggregate version {aggregate.get('v')!r} is not 1")
+    computed = _number(aggregate.get("computed_at_ms"), "computed_at_ms")
+    newest = _number(aggregate.get("window_end_ms", computed), "window_end_ms")
+    limit_ms = max_age * 1000.0
+    for label, stamp in (("aggregate", computed), ("newest window", newest)):
+        age = now_ms - stamp
+        if age > limit_ms:
+            raise NotUsable(f"{label} {age / 1000:.0f} s old > {MAX_AGE_KEY} = {max_age:g}")
+        if age < -FUTURE_TOLERANCE_MS:
+            raise NotUsable(f"{label} {-age / 1000:.0f} s in the future (clock skew?)")
+    windows = aggregate.get("windows")
+    if not isinstance(windows, int) or windows < 1:
+        raise NotUsable("no window in the aggregate's sliding window (monitors silent?)")
+    if not aggregate.get("executors"):
+        raise NotUsable("the aggregate lists no executor")
+
+
+def costs_from_aggregate(
+    aggregate: Any,
+    topology: Topology,
+    storm_executor: Mapping[str, ExecutorKey],
+    now_ms: int,
+    max_age: float = DEFAULT_MAX_AGE_SECS,
+) -> MeasuredCosts:
+    """Translate a fresh aggregate to model costs (see the module docstring)."""
+    check_fresh(aggregate, now_ms, max_age)
+    to_model = _RangeMap(storm_executor)
+
+    cpu: dict[str, float] = {}
+    for item in aggregate["executors"]:
+        if not isinstance(item, Mapping):
+            raise NotUsable(f"malformed aggregate: executor {item!r}")
+        key = _key([item.get("task_start"), item.get("task_end")], "an executor's task range")
+        eid = to_model.get(key)
+        if eid is not None:
+            cpu[eid] = cpu.get(eid, 0.0) + max(0.0, _number(item.get("cpu_percent"), "cpu_percent"))
+
+    raw: list[tuple[str, str, float, float]] = []
+    for item in aggregate.get("pairs") or ():
+        if not isinstance(item, Mapping):
+            raise NotUsable(f"malformed aggregate: pair {item!r}")
+        src = to_model.get(_key(item.get("src"), "a pair's src"))
+        dst = to_model.get(_key(item.get("dst"), "a pair's dst"))
+        tuples = max(0.0, _number(item.get("tuples_per_s", 0.0), "tuples_per_s"))
+        size = max(0.0, _number(item.get("bytes_per_s", 0.0), "bytes_per_s"))
+        if src is not None and dst is not None:
+            raw.append((src, dst, tuples, size))
+
+    total_tuples = sum(t for _, _, t, b in raw if b > 0)
+    total_bytes = sum(b for _, _, _, b in raw)
+    pairs: dict[tuple[str, str], float] = defaultdict(float)
+    if total_bytes > 0:
+        unit = "bytes/s"
+        per_tuple = total_bytes / total_tuples if total_tuples else 0.0
+        for src, dst, tuples, size in raw:
+            pairs[(src, dst)] += size if size > 0 else tuples * per_tuple
+    else:
+        unit = "tuples/s"
+        for src, dst, tuples, _ in raw:
+            pairs[(src, dst)] += tuples
+    measured_sources = set(cpu)
+    _fill_unmeasured_sources(topology, pairs, measured_sources)
+
+    declared = tuple(e.id for e in topology.executors if e.id not in cpu)
+    end = _number(aggregate.get("window_end_ms"), "window_end_ms")
+    start = _number(aggregate.get("window_start_ms", end), "window_start_ms")
+    return MeasuredCosts(
+        executor_cpu=cpu,
+        pair_traffic={k: v for k, v in pairs.items() if v > 0},
+        unit=unit,
+        windows=int(aggregate["windows"]),
+        seconds=max(0.0, (end - start) / 1000.0),
+        declared=declared,
+    )
+
+
+class _RangeMap:
+    """Storm task range → model executor id: the exact range, else the model executor whose
+    range contains it (a one-task fallback range of the aggregate)."""
+
+    def __init__(self, storm_executor: Mapping[str, ExecutorKey]) -> None:
+        self.exact = {tuple(key): eid for eid, key in storm_executor.items()}
+        self.ranges = sorted((key[0], key[1], eid) for eid, key in storm_executor.items())
+
+    def get(self, key: ExecutorKey) -> str | None:
+        eid = self.exact.get(key)
+        if eid is not None:
+            return eid
+        for start, end, candidate in self.ranges:
+            if start <= key[0] and key[1] <= end:
+                return candidate
+        return None
+
+
+def _fill_unmeasured_sources(
+    topology: Topology, pairs: dict[tuple[str, str], float], measured: set[str]
+) -> None:
+    """Give each unmeasured source executor of a measured component edge the edge's mean
+    measured per-pair rate towards every executor of the target component."""
+    component_of = {e.id: e.component for e in topology.executors}
+    edge_total: dict[tuple[str, str], float] = defaultdict(float)
+    for (src, dst), rate in pairs.items():
+        edge_total[(component_of[src], component_of[dst])] += rate
+    for (source, target), total in list(edge_total.items()):
+        if total <= 0 or source == target:
+            continue
+        senders = topology.executors_of(source)
+        receivers = topology.executors_of(target)
+        silent = [e for e in senders if e.id not in measured]
+        heard = len(senders) - len(silent)
+        if not silent or heard == 0:
+            continue
+        mean = total / (heard * len(receivers))
+        for sender in silent:
+            for receiver in receivers:
+                pairs[(sender.id, receiver.id)] += mean
+
+
+def apply_costs(topology: Topology, costs: MeasuredCosts) -> Topology:
+    """``topology`` with the measured CPU, pair traffic and component-edge totals."""
+    component_of = {e.id: e.component for e in topology.executors}
+    totals: dict[tuple[str, str], float] = defaultdict(float)
+    for (src, dst), rate in costs.pair_traffic.items():
+        a, b = component_of[src], component_of[dst]
+        if a != b:
+            totals[(a, b)] += rate
+    edges = []
+    seen: set[tuple[str, str]] = set()
+    for edge in topology.edges:
+        key = (edge.source, edge.target)
+        edges.append(replace(edge, traffic=totals.get(key, 0.0) if key not in seen else 0.0))
+        seen.add(key)
+    for (a, b), rate in sorted(totals.items()):
+        if (a, b) not in seen:
+            edges.append(Edge(a, b, rate, "unknown"))
+    return replace(
+        topology,
+        edges=tuple(edges),
+        executor_cpu=dict(costs.executor_cpu),
+        pair_traffic=dict(costs.pair_traffic),
+    )
+
+
+def measured_topology(
+    topology: Topology,
+    storm_executor: Mapping[str, ExecutorKey],
+    conf: Mapping[str, Any],
+    source: MeasuredCostsSource,
+) -> tuple[Topology, str]:
+    """``(topology with measured costs, note)``, or ``(topology, "declared (why)")``.
+
+    Never raises: monitoring must not cost a scheduling round.
+    """
+    try:
+        max_age = max_age_secs(conf)
+        aggregate = source.aggregate(topology.id)
+        if aggregate is None:
+            return topology, "declared (no aggregate)"
+        costs = costs_from_aggregate(aggregate, topology, storm_executor, source.now_ms(), max_age)
+        return apply_costs(topology, costs), costs.note
+    except NotUsable as error:
+        return topology, f"declared ({error})"
+    except Exception as error:
+        log.exception("measured costs of %s failed", topology.id)
+        return topology, f"declared (measured costs failed: {type(error).__name__}: {error})"

@@ -1,0 +1,374 @@
+"""Window records (``docs/monitoring-format.md`` §1): parse, validate, flatten.
+
+A record arrives as the gzip of its UTF-8 JSON (the data of a ``w-<window_end_ms>`` znode).
+:func:`parse_window` returns a :class:`WindowRecord` or raises :class:`CorruptRecord` with
+a reason an operator can act on: bad gzip, bad JSON, a missing field, a wrong type, a
+negative CPU time, count, port or timestamp, an unsupported ``"v"``, a window that ends
+before it starts, overlapping executors, a traffic source task that is not an executor of
+the publishing worker. Task ids may be negative (Storm's ``__system`` executor is
+``[-1, -1]``). Fields the contract does not name are ignored (a newer monitor may add
+some); ``truncated_pairs`` is optional.
+
+:func:`flatten` turns valid records into the three row lists the PySpark job reads
+(:data:`RECORD_COLUMNS`, :data:`EXECUTOR_COLUMNS`, :data:`TRAFFIC_COLUMNS`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import math
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+VERSION = 1
+MAX_DECOMPRESSED_BYTES = 16 * 1024 * 1024
+"""A record is well under 1 MB compressed; anything inflating past this is refused."""
+
+
+class CorruptRecord(ValueError):
+    """A window record that cannot be used; the message says why."""
+
+
+@dataclass(frozen=True)
+class ExecutorSample:
+    task_start: int
+    task_end: int
+    component: str
+    thread_cpu_ms: float
+    subprocess_cpu_ms: float
+    subprocess_pids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class TrafficSample:
+    src: int
+    dst: int
+    stream: str
+    tuples: float
+    bytes: float
+
+
+@dataclass(frozen=True)
+class WindowRecord:
+    """One worker's window (contract §1)."""
+
+    topology_id: str
+    supervisor_id: str
+    host: str
+    port: int
+    seq: int
+    window_start_ms: int
+    window_end_ms: int
+    worker_cpu_ms: float
+    overhead_cpu_ms: float
+    executors: tuple[ExecutorSample, ...]
+    traffic: tuple[TrafficSample, ...] = ()
+    truncated_pairs: int = 0
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def worker(self) -> str:
+        """The worker's znode name: ``<supervisor-id>:<port>``."""
+        return f"{self.supervisor_id}:{self.port}"
+
+    @property
+    def duration_ms(self) -> int:
+        return self.window_end_ms - self.window_start_ms
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def decode(data: bytes) -> Any:
+    """gzip → UTF-8 → JSON, with :class:`CorruptRecord` for every failure."""
+    if not data:
+        raise CorruptRecord("empty znode data")
+    try:
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)  # gzip container only
+        text = inflater.decompress(data, MAX_DECOMPRESSED_BYTES)
+        if inflater.unconsumed_tail:
+            raise CorruptRecord(f"record inflates past {MAX_DECOMPRESSED_BYTES} bytes")
+        if not inflater.eof:
+            raise CorruptRecord("bad gzip: truncated stream")
+    except zlib.error as error:
+        raise CorruptRecord(f"bad gzip: {error}") from error
+    try:
+        return json.loads(text.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise CorruptRecord(f"bad UTF-8: {error}") from error
+    except ValueError as error:
+        raise CorruptRecord(f"bad JSON: {error}") from error
+
+
+def encode(document: Mapping[str, Any]) -> bytes:
+    """The inverse of :func:`decode` (gzip of compact UTF-8 JSON); ``mtime=0`` so equal
+    documents give equal bytes."""
+    text = json.dumps(document, separators=(",", ":"), sort_keys=True, allow_nan=False)
+    return gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0)
+
+
+def parse_window(data: bytes) -> WindowRecord:
+    """Decode and validate one window record (see the module docstring)."""
+    return validate(decode(data))
+
+
+def validate(doc: Any) -> WindowRecord:
+    """Validate an already-decoded record (a dict) against contract §1."""
+    if not isinstance(doc, dict):
+        raise CorruptRecord(f"a record is a JSON object, found {type(doc).__name__}")
+    version = doc.get("v")
+    if version != VERSION:
+        raise CorruptRecord(f"unsupported record version v={version!r} (this reader: {VERSION})")
+    start = _int(doc, "window_start_ms", 0)
+    end = _int(doc, "window_end_ms", 0)
+    if end <= start:
+        raise CorruptRecord(f"window_end_ms {end} is not after window_start_ms {start}")
+    executors = tuple(_executor(i, e) for i, e in enumerate(_list(doc, "executors")))
+    traffic = tuple(_traffic(i, t) for i, t in enumerate(_list(doc, "traffic")))
+    ranges = sorted((e.task_start, e.task_end) for e in executors)
+    for (_, end_a), (start_b, _) in itertools.pairwise(ranges):
+        if start_b <= end_a:
+            raise CorruptRecord(f"executors overlap: task ranges {ranges}")
+    for sample in traffic:
+        if not _covers(ranges, sample.src):
+            raise CorruptRecord(
+                f"traffic source task {sample.src} is not an executor of this worker "
+                f"(executors {ranges})"
+            )
+    truncated = doc.get("truncated_pairs", 0)
+    if not _is_int(truncated) or truncated < 0:
+        raise CorruptRecord(f"truncated_pairs must be an integer >= 0, found {truncated!r}")
+    known = {
+        "v",
+        "topology_id",
+        "supervisor_id",
+        "host",
+        "port",
+        "seq",
+        "window_start_ms",
+        "window_end_ms",
+        "worker_cpu_ms",
+        "overhead_cpu_ms",
+        "executors",
+        "traffic",
+        "truncated_pairs",
+    }
+    return WindowRecord(
+        topology_id=_str(doc, "topology_id"),
+        supervisor_id=_str(doc, "supervisor_id"),
+        host=_str(doc, "host"),
+        port=_int(doc, "port", 1),
+        seq=_int(doc, "seq", 0),
+        window_start_ms=start,
+        window_end_ms=end,
+        worker_cpu_ms=_num(doc, "worker_cpu_ms"),
+        overhead_cpu_ms=_num(doc, "overhead_cpu_ms"),
+        executors=executors,
+        traffic=traffic,
+        truncated_pairs=int(truncated),
+        extra={k: v for k, v in doc.items() if k not in known},
+    )
+
+
+def _executor(index: int, item: Any) -> ExecutorSample:
+    where = f"executors[{index}]"
+    if not isinstance(item, dict):
+        raise CorruptRecord(f"{where} is not an object")
+    start = _int(item, "task_start", None, where)  # Storm's __system executor is [-1, -1]
+    end = _int(item, "task_end", None, where)
+    if end < start:
+        raise CorruptRecord(f"{where}: task_end {end} < task_start {start}")
+    pids = item.get("subprocess_pids")
+    if not isinstance(pids, list) or not all(_is_int(p) and p > 0 for p in pids):
+        raise CorruptRecord(f"{where}.subprocess_pids must be a list of pids, found {pids!r}")
+    return ExecutorSample(
+        task_start=start,
+        task_end=end,
+        component=_str(item, "component", where),
+        thread_cpu_ms=_num(item, "thread_cpu_ms", where),
+        subprocess_cpu_ms=_num(item, "subprocess_cpu_ms", where),
+        subprocess_pids=tuple(int(p) for p in pids),
+    )
+
+
+def _traffic(index: int, item: Any) -> TrafficSample:
+    where = f"traffic[{index}]"
+    if not isinstance(item, dict):
+        raise CorruptRecord(f"{where} is not an object")
+    return TrafficSample(
+        src=_int(item, "src", None, where),
+        dst=_int(item, "dst", None, where),
+        stream=_str(item, "stream", where),
+        tuples=_num(item, "tuples", where),
+        bytes=_num(item, "bytes", where),
+    )
+
+
+def _covers(ranges: list[tuple[int, int]], task: int) -> bool:
+    return any(start <= task <= end for start, end in ranges)
+
+
+def _missing(where: str, key: str) -> CorruptRecord:
+    return CorruptRecord(f"missing field {where + '.' if where else ''}{key}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int(doc: Mapping[str, Any], key: str, minimum: int | None, where: str = "") -> int:
+    if key not in doc:
+        raise _missing(where, key)
+    value = doc[key]
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not _is_int(value):
+        raise CorruptRecord(
+            f"{where + '.' if where else ''}{key} must be an integer, found {value!r}"
+        )
+    if minimum is not None and value < minimum:
+        raise CorruptRecord(
+            f"{where + '.' if where else ''}{key} must be >= {minimum}, found {value}"
+        )
+    return value
+
+
+def _num(doc: Mapping[str, Any], key: str, where: str = "") -> float:
+    if key not in doc:
+        raise _missing(where, key)
+    value = doc[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise CorruptRecord(
+            f"{where + '.' if where else ''}{key} must be a number, found {value!r}"
+        )
+    if value < 0:
+        raise CorruptRecord(f"{where + '.' if where else ''}{key} is negative ({value})")
+    return float(value)
+
+
+def _str(doc: Mapping[str, Any], key: str, where: str = "") -> str:
+    if key not in doc:
+        raise _missing(where, key)
+    value = doc[key]
+    if not isinstance(value, str) or not value:
+        raise CorruptRecord(f"{where + '.' if where else ''}{key} must be a non-empty string")
+    return value
+
+
+def _list(doc: Mapping[str, Any], key: str) -> list:
+    if key not in doc:
+        raise _missing("", key)
+    value = doc[key]
+    if not isinstance(value, list):
+        raise CorruptRecord(f"{key} must be a list, found {type(value).__name__}")
+    return value
+
+
+# --------------------------------------------------------------------------- flattening
+
+RECORD_COLUMNS = (
+    "record_id",
+    "topology_id",
+    "supervisor_id",
+    "host",
+    "port",
+    "seq",
+    "window_start_ms",
+    "window_end_ms",
+    "worker_cpu_ms",
+    "overhead_cpu_ms",
+    "truncated_pairs",
+)
+EXECUTOR_COLUMNS = (
+    "record_id",
+    "task_start",
+    "task_end",
+    "component",
+    "thread_cpu_ms",
+    "subprocess_cpu_ms",
+)
+TRAFFIC_COLUMNS = ("record_id", "src", "dst", "stream", "tuples", "bytes")
+
+
+@dataclass
+class FlatRecords:
+    """Valid records as rows for the PySpark job (``record_id`` joins the three lists)."""
+
+    records: list[tuple] = field(default_factory=list)
+    executors: list[tuple] = field(default_factory=list)
+    traffic: list[tuple] = field(default_factory=list)
+
+
+def flatten(records: Iterable[WindowRecord], first_id: int = 0) -> FlatRecords:
+    flat = FlatRecords()
+    for record_id, record in enumerate(records, start=first_id):
+        flat.records.append(
+            (
+                record_id,
+                record.topology_id,
+                record.supervisor_id,
+                record.host,
+                record.port,
+                record.seq,
+                record.window_start_ms,
+                record.window_end_ms,
+                float(record.worker_cpu_ms),
+                float(record.overhead_cpu_ms),
+                record.truncated_pairs,
+            )
+        )
+        for e in record.executors:
+            flat.executors.append(
+                (
+                    record_id,
+                    e.task_start,
+                    e.task_end,
+                    e.component,
+                    float(e.thread_cpu_ms),
+                    float(e.subprocess_cpu_ms),
+                )
+            )
+        for t in record.traffic:
+            flat.traffic.append(
+                (record_id, t.src, t.dst, t.stream, float(t.tuples), float(t.bytes))
+            )
+    return flat
+
+
+def record_document(record: WindowRecord) -> dict[str, Any]:
+    """The contract JSON of ``record`` (what a worker monitor publishes)."""
+    doc: dict[str, Any] = {
+        "v": VERSION,
+        "topology_id": record.topology_id,
+        "supervisor_id": record.supervisor_id,
+        "host": record.host,
+        "port": record.port,
+        "seq": record.seq,
+        "window_start_ms": record.window_start_ms,
+        "window_end_ms": record.window_end_ms,
+        "worker_cpu_ms": record.worker_cpu_ms,
+        "overhead_cpu_ms": record.overhead_cpu_ms,
+        "executors": [
+            {
+                "task_start": e.task_start,
+                "task_end": e.task_end,
+                "component": e.component,
+                "thread_cpu_ms": e.thread_cpu_ms,
+                "subprocess_cpu_ms": e.subprocess_cpu_ms,
+                "subprocess_pids": list(e.subprocess_pids),
+            }
+            for e in record.executors
+        ],
+        "traffic": [
+            {"src": t.src, "dst": t.dst, "stream": t.stream, "tuples": t.tuples, "bytes": t.bytes}
+            for t in record.traffic
+        ],
+    }
+    if record.truncated_pairs:
+        doc["truncated_pairs"] = record.truncated_pairs
+    doc.update(record.extra)
+    return doc

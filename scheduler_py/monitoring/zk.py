@@ -1,0 +1,213 @@
+"""The ZooKeeper side of monitoring (contract ``docs/monitoring-format.md`` §3), with kazoo.
+
+Layout under the root (``scheduler.monitor.zk.root``, default ``/scheduler-py``)::
+
+    <root>/monitor/<topology-id>/<supervisor-id>:<port>/w-<window_end_ms>   worker monitors
+    <root>/aggregate/<topology-id>                                          scheduler-py aggregate
+    <root>/reference/<topology-id>                                          scheduler-py aggregate
+
+Every data is gzip of UTF-8 JSON. :class:`MonitorStore` reads the windows of a topology,
+writes the aggregate and the change-signal reference, and cleans up: whole topologies that
+no longer run, and window znodes older than the aggregator's retention (a killed worker
+cannot delete its own).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError, NotEmptyError
+
+from scheduler_py.monitoring.records import (
+    CorruptRecord,
+    WindowRecord,
+    decode,
+    encode,
+    record_document,
+)
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ROOT = "/scheduler-py"
+DEFAULT_HOSTS = "127.0.0.1:2181"
+WINDOW_PREFIX = "w-"
+ZNODE_LIMIT = 1_000_000
+"""ZooKeeper's default ``jute.maxbuffer`` (a znode's data must stay below it)."""
+
+
+@dataclass(frozen=True)
+class RawWindow:
+    """One window znode as read: its path pieces, data and modification time."""
+
+    topology_id: str
+    worker: str
+    """``<supervisor-id>:<port>`` (the znode name)"""
+    name: str
+    data: bytes
+    mtime_ms: int
+
+    @property
+    def path_end_ms(self) -> int | None:
+        """The ``window_end_ms`` in the znode name, or ``None`` when it is malformed."""
+        if not self.name.startswith(WINDOW_PREFIX):
+            return None
+        digits = self.name[len(WINDOW_PREFIX) :]
+        return int(digits) if digits.isdigit() else None
+
+
+def connect(hosts: str = DEFAULT_HOSTS, timeout: float = 10.0) -> KazooClient:
+    """A started kazoo client (raises ``kazoo.handlers.threading.KazooTimeoutError``)."""
+    client = KazooClient(hosts=hosts, timeout=timeout)
+    client.start(timeout=timeout)
+    return client
+
+
+class MonitorStore:
+    """Reads and writes the monitoring znodes under ``root`` with a started kazoo client."""
+
+    def __init__(self, client: KazooClient, root: str = DEFAULT_ROOT) -> None:
+        self.client = client
+        self.root = "/" + root.strip("/")
+
+    # -- paths --------------------------------------------------------------------------
+    def monitor_path(self, topology_id: str | None = None, worker: str | None = None) -> str:
+        path = f"{self.root}/monitor"
+        if topology_id is not None:
+            path += f"/{topology_id}"
+            if worker is not None:
+                path += f"/{worker}"
+        return path
+
+    def aggregate_path(self, topology_id: str) -> str:
+        return f"{self.root}/aggregate/{topology_id}"
+
+    def reference_path(self, topology_id: str) -> str:
+        return f"{self.root}/reference/{topology_id}"
+
+    # -- reading --------------------------------------------------------------------------
+    def _children(self, path: str) -> list[str]:
+        try:
+            return sorted(self.client.get_children(path))
+        except NoNodeError:
+            return []
+
+    def topologies(self) -> list[str]:
+        """Topologies with a monitor znode (whether or not they still run)."""
+        return self._children(self.monitor_path())
+
+    def known_topologies(self) -> set[str]:
+        """Topologies with any monitoring znode: monitor, aggregate or reference."""
+        names: set[str] = set()
+        for kind in ("monitor", "aggregate", "reference"):
+            names.update(self._children(f"{self.root}/{kind}"))
+        return names
+
+    def load_windows(self, topology_id: str) -> list[RawWindow]:
+        """Every window znode of ``topology_id`` (reads are issued asynchronously)."""
+        pending = []
+        for worker in self._children(self.monitor_path(topology_id)):
+            base = self.monitor_path(topology_id, worker)
+            for name in self._children(base):
+                pending.append((worker, name, self.client.get_async(f"{base}/{name}")))
+        windows = []
+        for worker, name, result in pending:
+            try:
+                data, stat = result.get()
+            except NoNodeError:  # deleted meanwhile (the worker's own retention)
+                continue
+            windows.append(RawWindow(topology_id, worker, name, data or b"", int(stat.mtime)))
+        return windows
+
+    def _read_json(self, path: str) -> Any | None:
+        try:
+            data, _ = self.client.get(path)
+        except NoNodeError:
+            return None
+        try:
+            return decode(data)
+        except CorruptRecord as error:
+            log.warning("ignoring %s: %s", path, error)
+            return None
+
+    def read_aggregate(self, topology_id: str) -> dict[str, Any] | None:
+        document = self._read_json(self.aggregate_path(topology_id))
+        return document if isinstance(document, dict) else None
+
+    def read_reference(self, topology_id: str) -> dict[str, Any] | None:
+        document = self._read_json(self.reference_path(topology_id))
+        return document if isinstance(document, dict) else None
+
+    # -- writing ----------------------------------------------------------------------------
+    def _put(self, path: str, data: bytes) -> None:
+        if len(data) >= ZNODE_LIMIT:
+            raise ValueError(f"{path}: {len(data)} bytes exceed ZooKeeper's znode limit")
+        try:
+            self.client.set(path, data)
+        except NoNodeError:
+            self.client.create(path, data, makepath=True)
+
+    def write_aggregate(self, topology_id: str, document: Mapping[str, Any] | bytes) -> int:
+        """Write the aggregate (a document, or its already encoded bytes); returns its size."""
+        data = document if isinstance(document, bytes) else encode(document)
+        self._put(self.aggregate_path(topology_id), data)
+        return len(data)
+
+    def write_reference(self, topology_id: str, document: Mapping[str, Any]) -> None:
+        self._put(self.reference_path(topology_id), encode(document))
+
+    def publish_window(self, record: WindowRecord, data: bytes | None = None) -> str:
+        """Publish ``record`` as a worker monitor does (tests, benchmarks, replays);
+        ``data`` overrides the bytes written (e.g. corrupt ones)."""
+        base = self.monitor_path(record.topology_id, record.worker)
+        path = f"{base}/{WINDOW_PREFIX}{record.window_end_ms}"
+        self._put(path, encode(record_document(record)) if data is None else data)
+        return path
+
+    # -- cleanup ---------------------------------------------------------------------------
+    def delete_topology(self, topology_id: str) -> None:
+        """Remove every monitoring znode of a topology that no longer runs."""
+        for path in (
+            self.monitor_path(topology_id),
+            self.aggregate_path(topology_id),
+            self.reference_path(topology_id),
+        ):
+            with contextlib.suppress(NoNodeError):
+                self.client.delete(path, recursive=True)
+
+    def delete_old_windows(
+        self, windows: Iterable[RawWindow], cutoff_ms: int, topologies: Iterable[str] = ()
+    ) -> int:
+        """Delete windows that ended before ``cutoff_ms`` (by the znode name; an unreadable
+        name falls back to the znode's mtime), then the worker znodes of these windows'
+        topologies (and of ``topologies``) that are empty and were created before the
+        cutoff. Returns the number of windows deleted."""
+        deleted = 0
+        involved = set(topologies)
+        for window in windows:
+            involved.add(window.topology_id)
+            end = window.path_end_ms
+            if end is None:
+                end = window.mtime_ms
+            if end >= cutoff_ms:
+                continue
+            path = f"{self.monitor_path(window.topology_id, window.worker)}/{window.name}"
+            try:
+                self.client.delete(path)
+                deleted += 1
+            except NoNodeError:
+                pass
+        for topology_id in sorted(involved):
+            for worker in self._children(self.monitor_path(topology_id)):
+                path = self.monitor_path(topology_id, worker)
+                try:
+                    children, stat = self.client.get_children(path, include_data=True)
+                    if not children and stat.ctime < cutoff_ms:
+                        self.client.delete(path)  # refused if a window arrived meanwhile
+                except (NoNodeError, NotEmptyError):
+                    pass
+        return deleted

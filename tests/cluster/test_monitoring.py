@@ -1,0 +1,294 @@
+"""Runtime monitoring on the real local cluster: the Java worker monitor publishes window
+records into the cluster's ZooKeeper, ``scheduler-py aggregate`` (PySpark) aggregates
+them, and the brain (restarted with ``--zookeeper``) plans with the measured costs.
+
+The monitor is enabled per topology at submit (``topology.auto.task.hooks`` and the
+multilang log handler, as ``deploy/monitor.yaml`` does cluster-wide), with 5 s windows; it
+needs ``storm-scheduler-plugin.jar`` in ``$STORM_HOME/extlib/`` (deploy/install-storm.sh).
+Contract: ``docs/monitoring-format.md``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from scheduler_py import cli as top_cli
+from scheduler_py.monitoring.zk import MonitorStore, connect
+
+pytestmark = pytest.mark.cluster
+
+NAME = "wc-monitor"
+ROOT = "/scheduler-py"
+WINDOW_SECS = 5
+SLIDING = "30s"
+MONITOR_OPTIONS = (
+    'topology.auto.task.hooks=["io.schedulerpy.storm.monitor.TrafficHook"]',
+    "topology.multilang.log.handler=io.schedulerpy.storm.monitor.MonitorShellLogHandler",
+    f"scheduler.monitor.window.secs={WINDOW_SECS}",
+    "scheduler.monitor.zk.root=" + ROOT,
+)
+USER_EDGES = {("sentences", "split"), ("split", "count")}
+ACK_EDGES = {
+    ("sentences", "__acker"),  # __ack_init
+    ("split", "__acker"),  # __ack_ack
+    ("count", "__acker"),  # __ack_ack
+    ("__acker", "sentences"),  # tuple tree complete
+}
+
+
+def _wait(condition, timeout: float, what: str, describe=lambda: ""):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(1)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} {describe()}")
+
+
+def _zk(cluster) -> str:
+    return f"{cluster.env['STORM_ZK_HOST']}:{cluster.env['STORM_ZK_PORT']}"
+
+
+def _aggregate(cluster, capsys) -> dict:
+    code = top_cli.main(
+        [
+            "aggregate",
+            "--once",
+            "--master",
+            "local[2]",
+            "--zookeeper",
+            _zk(cluster),
+            "--root",
+            ROOT,
+            "--nimbus",
+            cluster.env["STORM_NIMBUS"],
+            "--window",
+            SLIDING,
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert f"{ROOT}/aggregate/" in out, out
+    return out
+
+
+def _monitor_in_jar(cluster) -> bool:
+    jar = Path(cluster.env["STORM_HOME"]) / "extlib" / "storm-scheduler-plugin.jar"
+    if not jar.exists():
+        return False
+    with zipfile.ZipFile(jar) as archive:
+        return "io/schedulerpy/storm/monitor/TrafficHook.class" in archive.namelist()
+
+
+def _brain_with_zookeeper(cluster) -> None:
+    cluster.start_brain(
+        str(Path(sys.executable).with_name("scheduler-py")),
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(cluster.brain_port),
+        "--log-file",
+        str(cluster.directory / "logs" / "brain.log"),
+        "--plan-log",
+        str(cluster.plan_log),
+        "--zookeeper",
+        _zk(cluster),
+        "--monitor-root",
+        ROOT,
+    )
+
+
+@pytest.fixture(scope="module")
+def monitored(cluster):
+    """Word count with the worker monitor on, spread over the 3 supervisors by ``even``,
+    and the brain reading aggregates from the cluster's ZooKeeper."""
+    assert _monitor_in_jar(cluster), (
+        "the worker monitor (io.schedulerpy.storm.monitor.TrafficHook) is not in "
+        "$STORM_HOME/extlib/storm-scheduler-plugin.jar: build storm_plugin and run "
+        "deploy/install-storm.sh"
+    )
+    _brain_with_zookeeper(cluster)
+    client = connect(_zk(cluster))
+    store = MonitorStore(client, ROOT)
+    try:
+        topology_id = cluster.submit(
+            NAME, "scheduler.brain.algorithm=even", *MONITOR_OPTIONS, wait_acked=20
+        )
+        yield cluster, store, topology_id
+    finally:
+        client.stop()
+        client.close()
+        cluster.kill(NAME)
+        cluster.start_brain()
+
+
+def _workers_with_windows(store, topology_id, at_least: int) -> Counter:
+    per_worker = Counter(w.worker for w in store.load_windows(topology_id))
+    return Counter({k: n for k, n in per_worker.items() if n >= at_least})
+
+
+def test_windows_aggregate_to_the_topology_graph(monitored, capsys):
+    cluster, store, topology_id = monitored
+    runs = cluster.nimbus.executor_runs(NAME)
+    workers = {(r.host, r.port) for r in runs}
+    assert len(workers) == 3
+    # every worker publishes a window every 5 s; wait for a full sliding window
+    _wait(
+        lambda: len(_workers_with_windows(store, topology_id, 7)) == 3,
+        180,
+        "7 windows from each of the 3 workers",
+        lambda: str(Counter(w.worker for w in store.load_windows(topology_id))),
+    )
+    _aggregate(cluster, capsys)
+    doc = store.read_aggregate(topology_id)
+    assert doc is not None and doc["topology_id"] == topology_id
+    assert doc["corrupt_records"] == 0, doc
+    assert doc["missing"] == []
+    assert doc["windows"] >= 5 and doc["records"] >= 15
+
+    # executors: exactly Nimbus's (plus each worker's __system), where Nimbus runs them
+    measured = {(e["task_start"], e["task_end"]): e for e in doc["executors"]}
+    user = {(e.task_start, e.task_end): e for e in runs}
+    assert set(user) <= set(measured)
+    assert {measured[k]["component"] for k in set(measured) - set(user)} <= {"__system"}
+    for key, run in user.items():
+        assert measured[key]["component"] == run.component
+        assert (measured[key]["host"], measured[key]["port"]) == (run.host, run.port)
+
+    # the measured traffic graph is the topology's graph, acker edges included
+    edges = {(e["from"], e["to"]): e for e in doc["edges"]}
+    assert set(edges) == USER_EDGES | ACK_EDGES, sorted(edges)
+    for pair in doc["pairs"]:
+        assert tuple(pair["src"]) in measured and tuple(pair["dst"]) in measured, pair
+
+    def rate(edge):
+        return edges[edge]["tuples_per_s"]
+
+    assert rate(("sentences", "split")) > 1.0
+    # emitted by the spouts ≈ received (and acked) by the splitters; words likewise
+    assert rate(("split", "__acker")) == pytest.approx(rate(("sentences", "split")), rel=0.25)
+    assert rate(("sentences", "__acker")) == pytest.approx(rate(("sentences", "split")), rel=0.25)
+    assert rate(("count", "__acker")) == pytest.approx(rate(("split", "count")), rel=0.25)
+    assert rate(("split", "count")) > 2 * rate(("sentences", "split"))  # several words each
+    assert edges[("split", "count")]["bytes_per_s"] > 0
+
+    # CPU: busy executors > 0; the Python subprocess CPU lands on streamparse components
+    by_component: dict[str, list[dict]] = {}
+    for e in doc["executors"]:
+        by_component.setdefault(e["component"], []).append(e)
+    for component in ("sentences", "split", "count", "__acker"):
+        assert max(e["cpu_percent"] for e in by_component[component]) > 0, component
+    for component in ("sentences", "split", "count"):
+        assert max(e["subprocess_cpu_percent"] for e in by_component[component]) > 0, component
+    assert all(e["subprocess_cpu_percent"] == 0 for e in by_component["__acker"])
+    assert doc["components"]["count"]["in_tuples_per_s"] == pytest.approx(
+        rate(("split", "count")), rel=1e-3
+    )
+    # the first aggregate is the change-signal reference
+    assert (
+        store.read_reference(topology_id)["computed_at_ms"]
+        == doc["change"]["reference_computed_at_ms"]
+    )
+
+
+def _supervisor_index(host: str) -> int:
+    return int(host.rsplit(".", 1)[1])  # 127.0.0.i runs supervisor-i (deploy/cluster-common.sh)
+
+
+def _kill_supervisor(cluster, index: int) -> None:
+    """Kill supervisor-i with its workers and Python subprocesses (its process group)."""
+    pidfile = cluster.directory / "run" / f"supervisor-{index}.pid"
+    pid = int(pidfile.read_text().strip())
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _start_supervisor(cluster, index: int) -> None:
+    """Start supervisor-i again as deploy/cluster-up.sh does (same conf, state and logs)."""
+    env = dict(cluster.env)
+    logs = cluster.directory / "logs"
+    venv = cluster.env["VENV"]
+    env.update(
+        STORM_LOG_DIR=str(logs),
+        STORM_CONF_DIR=str(cluster.directory / "conf" / f"supervisor-{index}"),
+        STORM_SUPERVISOR_LOG_FILE=f"supervisor-{index}.log",
+        PATH=f"{venv}/bin:{os.environ.get('PATH', '')}",
+        VIRTUAL_ENV=venv,
+    )
+    with (logs / f"supervisor-{index}.out").open("ab") as out:
+        process = subprocess.Popen(
+            [str(Path(cluster.env["STORM_HOME"]) / "bin" / "storm"), "supervisor"],
+            cwd=cluster.directory,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    (cluster.directory / "run" / f"supervisor-{index}.pid").write_text(f"{process.pid}\n")
+
+
+def _plans_since(cluster, topology_id: str, since_ms: int) -> list[dict]:
+    if not cluster.plan_log.exists():
+        return []
+    entries = []
+    for line in cluster.plan_log.read_text().splitlines():
+        entry = json.loads(line)
+        if entry.get("topology_id") == topology_id and entry.get("timestamp_ms", 0) >= since_ms:
+            entries.append(entry)
+    return entries
+
+
+def test_killed_supervisor_is_missing_and_the_brain_replans_with_measured_costs(monitored, capsys):
+    cluster, store, topology_id = monitored
+    runs = cluster.nimbus.executor_runs(NAME)
+    hosts = sorted({r.host for r in runs})
+    assert len(hosts) >= 2
+    victim = max(hosts, key=_supervisor_index)
+    index = _supervisor_index(victim)
+    victim_ports = {r.port for r in runs if r.host == victim}
+    # a fresh aggregate for the brain to find when Nimbus re-plans the lost executors
+    _aggregate(cluster, capsys)
+    assert store.read_aggregate(topology_id)["missing"] == []
+    killed_ms = int(time.time() * 1000)
+    _kill_supervisor(cluster, index)
+    try:
+        # the victim's last window leaves the 30 s sliding window
+        time.sleep(35)
+        out = _aggregate(cluster, capsys)
+        doc = store.read_aggregate(topology_id)
+        missing = {(m["host"], m["port"]) for m in doc["missing"]}
+        assert {(victim, port) for port in victim_ports} <= missing, (doc["missing"], out)
+        assert all(m["last_seen_ms"] <= killed_ms + WINDOW_SECS * 1000 for m in doc["missing"])
+        assert doc["records"] > 0  # the other workers keep publishing
+        assert all(e["host"] != victim for e in doc["executors"]), "no fresh CPU from the victim"
+
+        # Nimbus notices (nimbus.supervisor.timeout.secs: 30) and the brain re-places the
+        # lost executors, priced with the measured costs
+        def replanned():
+            return [
+                e for e in _plans_since(cluster, topology_id, killed_ms) if e["decision"] == "PLACE"
+            ]
+
+        entries = _wait(replanned, 240, "the brain to re-place the lost executors")
+        assert "costs: measured (" in entries[-1]["reason"], entries[-1]["reason"]
+    finally:
+        _start_supervisor(cluster, index)
+        _wait(
+            lambda: len(cluster.nimbus.cluster_summary()["supervisors"]) == 3,
+            120,
+            f"supervisor-{index} to register again",
+        )
