@@ -64,7 +64,7 @@ cluster_components() {
   local i
   echo zookeeper nimbus
   for ((i = 1; i <= STORM_SUPERVISORS; i++)); do echo "supervisor-$i"; done
-  echo ui brain
+  echo ui brain aggregate
 }
 
 pidfile() { echo "$RUN_DIR/$1.pid"; }

@@ -19,6 +19,7 @@ port_of() {
     nimbus) echo "$STORM_NIMBUS_PORT" ;;
     ui) echo "$STORM_UI_PORT" ;;
     brain) echo "$BRAIN_PORT" ;;
+    aggregate) echo "- (PySpark, aggregate.out)" ;;
     supervisor-*) local i="${1#supervisor-}"
                   echo "$(supervisor_thrift_port "$i") slots $(supervisor_slot_ports "$i" | tr ' ' ,) host $(supervisor_host "$i")" ;;
   esac

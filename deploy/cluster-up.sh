@@ -249,7 +249,8 @@ if [[ $start_brain == yes ]]; then
   clog "starting brain on $BRAIN_HOST:$BRAIN_PORT"
   read -r -a brain_extra <<<"$BRAIN_ARGS"
   start brain "PATH=$VENV/bin:$PATH" -- "$BRAIN_CMD" serve --host "$BRAIN_HOST" --port "$BRAIN_PORT" \
-    --log-file "$LOG_DIR/brain.log" --plan-log "$LOG_DIR/brain-plans.jsonl" "${brain_extra[@]}"
+    --log-file "$LOG_DIR/brain.log" --plan-log "$LOG_DIR/brain-plans.jsonl" \
+    --zookeeper "$STORM_ZK_HOST:$STORM_ZK_PORT" "${brain_extra[@]}"
 fi
 
 # --- 8. readiness -----------------------------------------------------------------------------
@@ -274,6 +275,17 @@ if [[ $start_ui == yes ]]; then
   ((rc == 0)) || fail ui "ui did not open port $STORM_UI_PORT (rc=$rc)"
 fi
 
+# The PySpark aggregation of the worker monitor's records (scheduler-py aggregate), when
+# the monitor and the brain are on; AGGREGATE=no skips it, AGGREGATE_EVERY sets the period.
+start_aggregate=no
+if [[ "${AGGREGATE:-auto}" != no && $start_brain == yes && -n "${extra_yaml:-}" ]]; then
+  start_aggregate=yes
+  clog "starting the metrics aggregation (scheduler-py aggregate every ${AGGREGATE_EVERY:-30s})"
+  start aggregate "PATH=$VENV/bin:$PATH" -- "$BRAIN_CMD" aggregate --every "${AGGREGATE_EVERY:-30s}" \
+    --window "${AGGREGATE_WINDOW:-60s}" --zookeeper "$STORM_ZK_HOST:$STORM_ZK_PORT" \
+    --nimbus "127.0.0.1:$STORM_NIMBUS_PORT" --parquet "$DATA_DIR/monitoring"
+fi
+
 # --- 9. record the settings -------------------------------------------------------------------
 {
   echo "# written by deploy/cluster-up.sh at $(date -Is); source it to reach this cluster"
@@ -287,6 +299,7 @@ fi
   printf 'STREAMPARSE_NIMBUS=%q\n' "127.0.0.1:$STORM_NIMBUS_PORT"
   printf 'STORM_CONF_DIR=%q\n' "$CONF_ROOT/client"
   printf 'UI_STARTED=%q\nBRAIN_STARTED=%q\n' "$start_ui" "$start_brain"
+  printf 'AGGREGATE_STARTED=%q\n' "$start_aggregate"
 } >"$RUN_DIR/cluster.env"
 
 clog "cluster up in $(elapsed)s: nimbus 127.0.0.1:$STORM_NIMBUS_PORT, zookeeper $STORM_ZK_HOST:$STORM_ZK_PORT,"

@@ -122,6 +122,12 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def cmd_metrics(args: argparse.Namespace) -> int:
+    from scheduler_py.monitoring.show import main as metrics_main
+
+    return metrics_main(args.rest)
+
+
 def cmd_placement(args: argparse.Namespace) -> int:
     from scheduler_py.storm.placement_table import main as table_main
 
@@ -191,6 +197,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_aggregate_arguments(aggregate)
     aggregate.set_defaults(func=cmd_aggregate)
+
+    metrics = sub.add_parser(
+        "metrics", help="the measured CPU and traffic of a running topology (latest aggregate)"
+    )
+    metrics.add_argument("rest", nargs=argparse.REMAINDER)
+    metrics.set_defaults(func=cmd_metrics)
 
     placement = sub.add_parser(
         "placement", help="print where a running topology's executors are (Nimbus vs brain)"

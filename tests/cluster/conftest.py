@@ -91,6 +91,8 @@ class Cluster:
                 str(self.directory / "logs" / "brain.log"),
                 "--plan-log",
                 str(self.plan_log),
+                "--zookeeper",
+                f"{self.env['STORM_ZK_HOST']}:{self.env['STORM_ZK_PORT']}",
             )
         log = (self.directory / "logs" / "brain-restarts.log").open("a")
         process = subprocess.Popen(

@@ -1,0 +1,90 @@
+"""``scheduler-py metrics TOPOLOGY``: the latest aggregate of a running topology as tables
+(per-executor CPU, per-edge traffic, missing workers, change signal)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from scheduler_py.monitoring.zk import DEFAULT_ROOT, MonitorStore, connect
+from scheduler_py.storm.stormctl import NimbusCtl, parse_hostport
+
+
+def render(document: Mapping[str, Any], now_ms: int) -> str:
+    age = (now_ms - int(document.get("computed_at_ms", now_ms))) / 1000
+    seconds = (document["window_end_ms"] - document["window_start_ms"]) / 1000
+    lines = [
+        f"measured over {seconds:.0f} s ({document.get('windows', '?')} windows), "
+        f"computed {age:.0f} s ago from {document.get('records', 0)} records "
+        f"({document.get('corrupt_records', 0)} corrupt, "
+        f"{document.get('duplicate_records', 0)} duplicate)",
+        "",
+        f"{'component':14s} {'tasks':>7s}  {'worker':18s} {'CPU % of a core':>16s}",
+    ]
+    for ex in sorted(document["executors"], key=lambda e: (e["task_start"], e["task_end"])):
+        where = f"{ex.get('host', '?')}:{ex.get('port', '?')}"
+        tasks = f"{ex['task_start']}-{ex['task_end']}"
+        lines.append(f"{ex['component']:14s} {tasks:>7s}  {where:18s} {ex['cpu_percent']:16.1f}")
+    lines += ["", f"{'edge':30s} {'tuples/s':>10s} {'bytes/s':>10s}"]
+    for edge in sorted(document["edges"], key=lambda e: -e["tuples_per_s"]):
+        name = f"{edge['from']} -> {edge['to']}"
+        lines.append(f"{name:30s} {edge['tuples_per_s']:10.1f} {edge['bytes_per_s']:10.0f}")
+    missing = document.get("missing") or []
+    if missing:
+        lines.append("")
+        lines.append(
+            "missing workers (no records in the last window): "
+            + ", ".join(f"{m['supervisor_id']}:{m['port']}" for m in missing)
+        )
+    change = (document.get("change") or {}).get("l1_relative")
+    lines.append("")
+    lines.append(
+        "change signal vs reference: "
+        + ("n/a (first aggregate)" if change is None else f"{change:.3f} (relative L1)")
+    )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="scheduler-py metrics")
+    parser.add_argument("topology", help="topology name or id")
+    parser.add_argument("--nimbus", default="127.0.0.1:6627", help="HOST:PORT of Nimbus")
+    parser.add_argument("--zookeeper", default="127.0.0.1:2181", help="HOST:PORT")
+    parser.add_argument("--root", default=DEFAULT_ROOT, help="znode root of the monitoring")
+    parser.add_argument(
+        "--wait", type=float, default=0.0, help="wait up to this many seconds for an aggregate"
+    )
+    args = parser.parse_args(argv)
+    host, port = parse_hostport(args.nimbus)
+    topology_id = NimbusCtl(host, port).find_topology_id(args.topology)
+    if topology_id is None:
+        print(f"scheduler-py metrics: no running topology {args.topology!r}", file=sys.stderr)
+        return 2
+    client = connect(args.zookeeper)
+    try:
+        store = MonitorStore(client, args.root)
+        deadline = time.monotonic() + args.wait
+        document = store.read_aggregate(topology_id)
+        while document is None and time.monotonic() < deadline:
+            time.sleep(2)
+            document = store.read_aggregate(topology_id)
+    finally:
+        client.stop()
+        client.close()
+    if document is None:
+        print(
+            f"scheduler-py metrics: no aggregate for {topology_id} under {args.root}/aggregate; "
+            f"is the worker monitor enabled (deploy/monitor.yaml) and `scheduler-py aggregate` "
+            f"running?",
+            file=sys.stderr,
+        )
+        return 1
+    print(render(document, int(time.time() * 1000)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
