@@ -26,7 +26,8 @@ def render(document: Mapping[str, Any], now_ms: int) -> str:
     ]
     for ex in sorted(document["executors"], key=lambda e: (e["task_start"], e["task_end"])):
         where = f"{ex.get('host', '?')}:{ex.get('port', '?')}"
-        tasks = f"{ex['task_start']}-{ex['task_end']}"
+        start, end = ex["task_start"], ex["task_end"]
+        tasks = str(start) if start == end else f"{start}-{end}"
         lines.append(f"{ex['component']:14s} {tasks:>7s}  {where:18s} {ex['cpu_percent']:16.1f}")
     lines += ["", f"{'edge':30s} {'tuples/s':>10s} {'bytes/s':>10s}"]
     for edge in sorted(document["edges"], key=lambda e: -e["tuples_per_s"]):
