@@ -153,6 +153,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):
         CLUSTER_PORT_OFFSET=os.environ.get("TEST_CLUSTER_PORT_OFFSET", "1000"),
         VENV=str(Path(sys.executable).parents[1]),
         BRAIN="yes",
+        # the tests run `scheduler-py aggregate` themselves, at the moments they check
+        AGGREGATE="no",
         STORM_SCHEDULER="io.schedulerpy.storm.BrainScheduler",
     )
     up = subprocess.run(

@@ -125,7 +125,13 @@ def monitored(cluster):
     store = MonitorStore(client, ROOT)
     try:
         topology_id = cluster.submit(
-            NAME, "scheduler.brain.algorithm=even", *MONITOR_OPTIONS, wait_acked=20
+            NAME,
+            "scheduler.brain.algorithm=even",
+            # Nimbus may take minutes to notice a killed supervisor on a loaded machine: the
+            # aggregate the test computes must still count as fresh when the brain re-plans
+            "scheduler.brain.metrics.max.age.secs=900",
+            *MONITOR_OPTIONS,
+            wait_acked=20,
         )
         yield cluster, store, topology_id
     finally:

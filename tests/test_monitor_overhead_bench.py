@@ -1,0 +1,74 @@
+"""The ``monitor_overhead`` benchmark is registered, and its pure helpers (heartbeat-aligned
+acked rates, overhead) compute the right numbers. No cluster is started here."""
+
+from __future__ import annotations
+
+import pytest
+
+from scheduler_py.bench.monitor_overhead import (
+    VARIANTS,
+    first_steps,
+    mean,
+    overhead,
+    step_rate,
+    variant_order,
+)
+from scheduler_py.bench.registry import benchmarks
+
+
+def test_registered():
+    info = benchmarks()["monitor_overhead"]
+    assert info.paper == "issue 6: monitor overhead < 5 %"
+    assert callable(info.run)
+
+
+def test_opt_out_variant_uses_storm_defaults():
+    _label, options = VARIANTS["A"]
+    assert "topology.auto.task.hooks=[]" in options
+    assert "topology.multilang.log.handler=org.apache.storm.utils.DefaultShellLogHandler" in options
+    assert VARIANTS["B"][1] == ()
+
+
+def test_first_steps_takes_each_executors_first_change():
+    samples = [
+        (0.0, {"a": 100, "b": 50}),
+        (0.5, {"a": 100, "b": 50}),
+        (1.0, {"a": 160, "b": 50}),  # a's heartbeat arrives
+        (1.5, {"a": 160, "b": 50}),
+        (2.0, {"a": 160, "b": 90}),  # b's heartbeat arrives
+        (2.5, {"a": 220, "b": 90}),
+    ]
+    assert first_steps(samples) == {"a": (1.0, 160), "b": (2.0, 90)}
+
+
+def test_first_steps_falls_back_to_last_sample_when_stuck():
+    samples = [(0.0, {"a": 5}), (1.0, {"a": 5}), (2.0, {"a": 5})]
+    assert first_steps(samples) == {"a": (2.0, 5)}
+    assert first_steps([]) == {}
+
+
+def test_step_rate_sums_per_executor_rates():
+    start = {"a": (1.0, 160), "b": (2.0, 90)}
+    end = {"a": (61.0, 760), "b": (62.0, 390)}  # a: 600 in 60 s, b: 300 in 60 s
+    assert step_rate(start, end) == pytest.approx(10.0 + 5.0)
+    # an executor missing at the end, or with no time between its steps, is skipped
+    assert step_rate(start, {"a": (61.0, 760)}) == pytest.approx(10.0)
+    assert step_rate({"a": (5.0, 1)}, {"a": (5.0, 9)}) == 0.0
+
+
+def test_overhead_and_mean():
+    assert overhead(95.0, 100.0) == pytest.approx(0.05)
+    assert overhead(110.0, 100.0) == pytest.approx(-0.10)
+    assert overhead(None, 100.0) is None
+    assert overhead(50.0, 0.0) is None
+    assert mean([100.0, 104.0]) == pytest.approx(102.0)
+    assert mean([]) is None
+
+
+def test_variant_order():
+    assert variant_order("ABBA") == ["A", "B", "B", "A"]
+    assert variant_order("ab") == ["A", "B"]
+    with pytest.raises(ValueError):
+        variant_order("ABC")
+    with pytest.raises(ValueError):
+        variant_order("")
