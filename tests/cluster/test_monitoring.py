@@ -25,6 +25,7 @@ import pytest
 
 from scheduler_py import cli as top_cli
 from scheduler_py.monitoring.zk import MonitorStore, connect
+from tests.cluster.waiting import wait_until as _wait
 
 pytestmark = pytest.mark.cluster
 
@@ -45,16 +46,6 @@ ACK_EDGES = {
     ("count", "__acker"),  # __ack_ack
     ("__acker", "sentences"),  # tuple tree complete
 }
-
-
-def _wait(condition, timeout: float, what: str, describe=lambda: ""):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(1)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} {describe()}")
 
 
 def _zk(cluster) -> str:

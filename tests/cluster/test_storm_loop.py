@@ -9,6 +9,7 @@ import time
 import pytest
 
 from scheduler_py.storm.placement_table import compare, latest_plan, planned_slots
+from tests.cluster.waiting import wait_until as _wait
 
 pytestmark = pytest.mark.cluster
 
@@ -18,16 +19,6 @@ ROUND_SECS = 5  # nimbus.monitor.freq.secs of the test cluster (deploy/cluster-u
 def _acked(cluster, name: str) -> int:
     state = cluster.nimbus.topology_state(name)
     return state.acked if state else 0
-
-
-def _wait(condition, timeout: float, what: str, describe=lambda: ""):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(1)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} {describe()}")
 
 
 def _placed_by_brain(cluster, name: str) -> bool:
