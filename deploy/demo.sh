@@ -33,8 +33,8 @@ echo
 if [[ "$(sed -n 's/^AGGREGATE_STARTED=//p' "$CLUSTER_DIR/run/cluster.env")" == yes ]]; then
   zk="$(sed -n 's/^STORM_ZK_HOST=//p' "$CLUSTER_DIR/run/cluster.env"):$(sed -n 's/^STORM_ZK_PORT=//p' "$CLUSTER_DIR/run/cluster.env")"
   echo "== measured by the worker monitor, aggregated by PySpark (waiting for a minute of data)"
-  sleep "${DEMO_METRICS_SECS:-45}"
-  "$VENV/bin/scheduler-py" metrics wordcount --nimbus "$nimbus" --zookeeper "$zk" --wait 120
+  "$VENV/bin/scheduler-py" metrics wordcount --nimbus "$nimbus" --zookeeper "$zk" \
+    --wait "${DEMO_METRICS_WAIT_SECS:-180}" --min-windows 5
   echo
 fi
 echo "The cluster keeps running: 'deploy/cluster-status.sh' shows it, 'make cluster-down' stops it."

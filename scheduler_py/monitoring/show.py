@@ -58,6 +58,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--wait", type=float, default=0.0, help="wait up to this many seconds for an aggregate"
     )
+    parser.add_argument(
+        "--min-windows",
+        type=int,
+        default=1,
+        help="with --wait: wait for an aggregate covering at least this many windows",
+    )
     args = parser.parse_args(argv)
     host, port = parse_hostport(args.nimbus)
     topology_id = NimbusCtl(host, port).find_topology_id(args.topology)
@@ -69,7 +75,9 @@ def main(argv: list[str] | None = None) -> int:
         store = MonitorStore(client, args.root)
         deadline = time.monotonic() + args.wait
         document = store.read_aggregate(topology_id)
-        while document is None and time.monotonic() < deadline:
+        while time.monotonic() < deadline and (
+            document is None or document.get("windows", 0) < args.min_windows
+        ):
             time.sleep(2)
             document = store.read_aggregate(topology_id)
     finally:
