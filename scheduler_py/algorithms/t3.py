@@ -79,6 +79,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from scheduler_py.algorithms._groups import planning_cpu
 from scheduler_py.algorithms._t3_metis import cut_weight, kway
 from scheduler_py.algorithms.registry import register
 from scheduler_py.model.capacity import check_feasible
@@ -128,16 +129,9 @@ def measured_cpu_in_reference_units(problem: Problem) -> dict[str, float]:
     ran it (``problem.current``), converted to reference-core % by that node's ``speed``
     (T3 / OLS measure thread CPU time × core clock). To stay valid under the model's
     verifier, which reads ``executor.cpu`` as reference units, the planning load is
-    ``max(raw, raw × speed)`` (the rule ``td`` uses). Empty when nothing changes."""
-    topology, current = problem.topology, problem.current
-    if not topology.executor_cpu or current is None:
-        return {}
-    result: dict[str, float] = {}
-    for executor, raw in topology.executor_cpu.items():
-        node = problem.node_by_id.get(current.node_of.get(executor, ""))
-        if node is not None and node.speed > 1.0:
-            result[executor] = raw * node.speed
-    return result
+    ``max(raw, raw × speed)`` — the rule ``td`` uses, from the same function. Empty when
+    nothing changes."""
+    return planning_cpu(problem) or {}
 
 
 @dataclass
