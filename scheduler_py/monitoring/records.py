@@ -142,21 +142,6 @@ def validate(doc: Any) -> WindowRecord:
     truncated = doc.get("truncated_pairs", 0)
     if not _is_int(truncated) or truncated < 0:
         raise CorruptRecord(f"truncated_pairs must be an integer >= 0, found {truncated!r}")
-    known = {
-        "v",
-        "topology_id",
-        "supervisor_id",
-        "host",
-        "port",
-        "seq",
-        "window_start_ms",
-        "window_end_ms",
-        "worker_cpu_ms",
-        "overhead_cpu_ms",
-        "executors",
-        "traffic",
-        "truncated_pairs",
-    }
     return WindowRecord(
         topology_id=_str(doc, "topology_id"),
         supervisor_id=_str(doc, "supervisor_id"),
@@ -170,7 +155,7 @@ def validate(doc: Any) -> WindowRecord:
         executors=executors,
         traffic=traffic,
         truncated_pairs=int(truncated),
-        extra={k: v for k, v in doc.items() if k not in known},
+        extra={k: v for k, v in doc.items() if k not in _RECORD_FIELDS},
     )
 
 
@@ -292,6 +277,8 @@ EXECUTOR_COLUMNS = (
     "subprocess_cpu_ms",
 )
 TRAFFIC_COLUMNS = ("record_id", "src", "dst", "stream", "tuples", "bytes")
+_RECORD_FIELDS = frozenset(RECORD_COLUMNS[1:]) | {"v", "executors", "traffic"}
+"""Top-level fields of a window record; anything else is kept in ``WindowRecord.extra``."""
 
 
 @dataclass
