@@ -79,18 +79,14 @@ def decode_conf(raw: Mapping[str, str]) -> dict[str, Any]:
     return conf
 
 
-def _usage(snapshot: Any) -> dict[str, dict[str, tuple[float, float]]]:
-    """topology id -> supervisor id -> (cpu, memory) its current executors use."""
-    usage: dict[str, dict[str, tuple[float, float]]] = {}
-    for topo in snapshot.topologies:
-        per_exec = {}
-        for comp in topo.components:
-            per_exec[comp.id] = (comp.cpu_per_executor, comp.memory_mb_per_executor)
-        on = usage.setdefault(topo.id, {})
-        for placed in topo.current:
-            cpu, mem = per_exec.get(placed.executor.component, (0.0, 0.0))
-            old_cpu, old_mem = on.get(placed.supervisor_id, (0.0, 0.0))
-            on[placed.supervisor_id] = (old_cpu + cpu, old_mem + mem)
+def _current_usage(topo: Any) -> dict[str, tuple[float, float]]:
+    """supervisor id -> (cpu, memory) the topology's current executors use there."""
+    per_executor = {c.id: (c.cpu_per_executor, c.memory_mb_per_executor) for c in topo.components}
+    usage: dict[str, tuple[float, float]] = {}
+    for placed in topo.current:
+        cpu, mem = per_executor.get(placed.executor.component, (0.0, 0.0))
+        old_cpu, old_mem = usage.get(placed.supervisor_id, (0.0, 0.0))
+        usage[placed.supervisor_id] = (old_cpu + cpu, old_mem + mem)
     return usage
 
 
@@ -165,8 +161,7 @@ def topology_view(
     if measured is not None:
         topology, costs = measured_topology(topology, storm_executor, conf, measured)
 
-    usage = _usage(snapshot)
-    own = usage.get(topo.id, {})
+    own = _current_usage(topo)
     alive = {s.id for s in snapshot.supervisors}
     nodes = []
     free_ports: dict[str, tuple[int, ...]] = {}
