@@ -156,15 +156,13 @@ def _claim(claimed: dict, view: TopologyView, record: RoundRecord) -> None:
     by_id = view.problem.topology.executor_by_id
     for eid, (node, port) in record.placement.items():
         cpu, mem, ports = claimed.get(node, (0.0, 0.0, ()))
-        executor = by_id[eid]
         previous = view.current_slots.get(eid)
-        if previous is not None and previous.node == node:
-            # already counted in Storm's available resources
-            claimed[node] = (cpu, mem, tuple(sorted(set(ports) | {port})))
-            continue
+        # an executor staying on its node is already counted in Storm's available resources
+        stays = previous is not None and previous.node == node
+        executor = by_id[eid]
         claimed[node] = (
-            cpu + executor.cpu,
-            mem + executor.memory_mb,
+            cpu + (0.0 if stays else executor.cpu),
+            mem + (0.0 if stays else executor.memory_mb),
             tuple(sorted(set(ports) | {port})),
         )
 
