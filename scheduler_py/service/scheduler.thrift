@@ -149,5 +149,19 @@ service SchedulerBrain {
   ScheduleReply schedule(1: ClusterSnapshot snapshot) throws (1: BrainError error),
 
   /** Liveness probe; returns the brain's version. */
-  string ping()
+  string ping(),
+
+  /**
+   * Operator control (`scheduler-py replan`; the shim never calls it): plan the running
+   * topology `topology` (its name or id) again with `algorithm` (empty: its configured one)
+   * under the current costs. Returns a JSON report (proposed placement, predicted gain,
+   * workers that would restart). Unless `dry_run`, the brain also starts the drain-out
+   * reconfiguration and the report carries its `reconfiguration_id`; follow it with
+   * `history`.
+   */
+  string replan(1: string topology, 2: string algorithm, 3: bool dry_run)
+    throws (1: BrainError error),
+
+  /** Operator control (`scheduler-py history`): the topology's reconfiguration history, a JSON array. */
+  string history(1: string topology) throws (1: BrainError error)
 }

@@ -51,6 +51,16 @@ final class TestBrainServer implements AutoCloseable {
             public String ping() {
                 return "test-brain";
             }
+
+            @Override
+            public String replan(String topology, String algorithm, boolean dryRun) throws BrainError {
+                throw new BrainError("the test brain has no reconfiguration controller");
+            }
+
+            @Override
+            public String history(String topology) throws BrainError {
+                throw new BrainError("the test brain has no reconfiguration controller");
+            }
         };
         socket = new TServerSocket(new InetSocketAddress("127.0.0.1", 0));
         server = new TSimpleServer(new TServer.Args(socket)
