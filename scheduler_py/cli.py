@@ -3,7 +3,8 @@
 Sub-commands: ``serve`` (the Thrift service Nimbus's shim calls), ``plan`` (plan a JSON
 problem offline), ``algorithms`` (list what is registered), ``bench`` (benchmarks),
 ``placement`` (where a running topology's executors are, per Nimbus and per the brain),
-``aggregate`` (the PySpark monitoring aggregation, :mod:`scheduler_py.monitoring.cli`).
+``aggregate`` (the PySpark monitoring aggregation, :mod:`scheduler_py.monitoring.cli`),
+``replan``/``history`` (adaptive re-scheduling, :mod:`scheduler_py.reconfig.cli`).
 """
 
 from __future__ import annotations
@@ -58,7 +59,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     config = PlannerConfig(
         default_algorithm=args.algorithm, default_params=params, measured=measured
     )
-    serve(args.host, args.port, config, Path(args.plan_log) if args.plan_log else None)
+    from scheduler_py.reconfig.cli import build_controller
+
+    controller = build_controller(args, config)
+    serve(
+        args.host,
+        args.port,
+        config,
+        Path(args.plan_log) if args.plan_log else None,
+        controller,
+    )
     return 0
 
 
@@ -134,6 +144,18 @@ def cmd_placement(args: argparse.Namespace) -> int:
     return table_main(args.rest)
 
 
+def cmd_replan(args: argparse.Namespace) -> int:
+    from scheduler_py.reconfig.cli import replan_main
+
+    return replan_main(args.rest)
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from scheduler_py.reconfig.cli import history_main
+
+    return history_main(args.rest)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="scheduler-py", description="The Python brain of a drop-in Apache Storm scheduler."
@@ -170,6 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--log-file", help="log here instead of stderr")
     serve.add_argument("--log-level", default="INFO")
+    from scheduler_py.reconfig.cli import add_serve_arguments
+
+    add_serve_arguments(serve)
     serve.set_defaults(func=cmd_serve)
 
     algs = sub.add_parser("algorithms", help="list registered algorithms and parameters")
@@ -209,6 +234,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     placement.add_argument("rest", nargs=argparse.REMAINDER)
     placement.set_defaults(func=cmd_placement)
+
+    replan = sub.add_parser(
+        "replan",
+        help="re-plan a running topology now (--dry-run: only show the plan and its gain)",
+    )
+    replan.add_argument("rest", nargs=argparse.REMAINDER)
+    replan.set_defaults(func=cmd_replan)
+
+    history = sub.add_parser("history", help="a topology's reconfiguration history")
+    history.add_argument("rest", nargs=argparse.REMAINDER)
+    history.set_defaults(func=cmd_history)
     return parser
 
 

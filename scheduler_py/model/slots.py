@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from scheduler_py.model.errors import SchedulingError
-from scheduler_py.model.types import Placement, WorkerSlot
+from scheduler_py.model.types import EPSILON, Placement, Problem, WorkerSlot
 
 
 def _slots(assignment: Mapping[str, WorkerSlot] | Placement) -> Mapping[str, WorkerSlot]:
@@ -134,3 +134,65 @@ def restarted_workers(
     for executor, slot in _slots(new).items():
         after[slot].add(executor)
     return sum(1 for slot, executors in after.items() if before.get(slot) != executors)
+
+
+def relabel_nodes(
+    problem: Problem, placement: Placement, current: Mapping[str, WorkerSlot] | None
+) -> Placement:
+    """Rename the plan's nodes so that most executors stay on the node they run on now.
+
+    The model's nodes are interchangeable as long as capacity allows (notes 000 §3.2,
+    "churn reduction"): a plan that puts groups A, B on nodes n1, n2 costs the same as one
+    that puts them on n2, n1, but restarts different workers. This picks the bijection from
+    the plan's nodes onto the problem's nodes with the **largest executor overlap** with
+    ``current`` (Hungarian algorithm), allowing only targets in the same rack whose CPU,
+    memory and free slots hold what the plan puts on the source node; ties keep the plan's
+    own labels. Call it before :func:`assign_slots`, which then keeps executors in their
+    worker within each node.
+    """
+    if not current:
+        return placement
+    from scipy.optimize import linear_sum_assignment
+
+    nodes = list(problem.nodes)
+    index = {n.id: i for i, n in enumerate(nodes)}
+    used = sorted(placement.nodes_used)
+    by_id = problem.topology.executor_by_id
+    cpu: dict[str, float] = defaultdict(float)
+    memory: dict[str, float] = defaultdict(float)
+    workers: dict[str, set[int]] = defaultdict(set)
+    overlap = [[0] * len(nodes) for _ in used]
+    row = {node: i for i, node in enumerate(used)}
+    for executor, node in placement.node_of.items():
+        cpu[node] += by_id[executor].cpu
+        memory[node] += by_id[executor].memory_mb
+        workers[node].add(placement.worker_of.get(executor, 0))
+        now = current.get(executor)
+        if now is not None and now.node in index:
+            overlap[row[node]][index[now.node]] += 1
+    source = problem.node_by_id
+    forbidden = -(len(by_id) + 1) * 4
+    score = []
+    for node in used:
+        line = []
+        for j, target in enumerate(nodes):
+            fits = (
+                cpu[node] <= target.cpu + EPSILON
+                and memory[node] <= target.memory_mb + EPSILON
+                and len(workers[node]) <= target.slots
+                and (node not in source or source[node].rack == target.rack)
+            )
+            # 2 per kept executor, +1 for keeping the plan's own label (ties)
+            line.append(overlap[row[node]][j] * 2 + (target.id == node) if fits else forbidden)
+        score.append(line)
+    rows, cols = linear_sum_assignment(score, maximize=True)
+    if any(score[int(i)][int(j)] == forbidden for i, j in zip(rows, cols, strict=True)):
+        return placement
+    rename = {used[int(i)]: nodes[int(j)].id for i, j in zip(rows, cols, strict=True)}
+    if all(old == new for old, new in rename.items()):
+        return placement
+    return replace(
+        placement,
+        node_of={e: rename[n] for e, n in placement.node_of.items()},
+        slot_of={},
+    )

@@ -59,13 +59,27 @@ class RoundRecord:
     summary: dict[str, Any] = field(default_factory=dict)
 
 
-def plan_round(snapshot: Any, config: PlannerConfig) -> tuple[Any, list[RoundRecord]]:
-    """Return the Thrift ``ScheduleReply`` for ``snapshot`` and a record per topology."""
+def plan_round(
+    snapshot: Any, config: PlannerConfig, armed: Mapping[str, Any] | None = None
+) -> tuple[Any, list[RoundRecord]]:
+    """Return the Thrift ``ScheduleReply`` for ``snapshot`` and a record per topology.
+
+    ``armed`` maps topology id -> an :class:`~scheduler_py.reconfig.controller.ArmedPlan`
+    the reconfiguration controller wants applied this round (the topology is drained); it
+    is returned as PLACE even though every executor already runs.
+    """
     w = wire()
     plans = []
     records = []
     claimed: dict[str, tuple[float, float, tuple[int, ...]]] = {}
+    armed = armed or {}
     for topo in snapshot.topologies:
+        if topo.id in armed:
+            plan, record = _armed_plan(w, topo, armed[topo.id])
+            if plan is not None:
+                plans.append(plan)
+                records.append(record)
+                continue
         try:
             view = topology_view(snapshot, topo, claimed, config.measured)
         except SchedulingError as error:
@@ -79,7 +93,7 @@ def plan_round(snapshot: Any, config: PlannerConfig) -> tuple[Any, list[RoundRec
             continue
         algorithm = ""
         try:
-            algorithm, params = _choice(view.conf, config)
+            algorithm, params = choose_algorithm(view.conf, config)
             plan, record = _place(w, view, algorithm, params)
         except SchedulingError as error:
             reason = f"{algorithm}: {error}"
@@ -99,7 +113,8 @@ def plan_round(snapshot: Any, config: PlannerConfig) -> tuple[Any, list[RoundRec
     return w.ScheduleReply(plans, __version__), records
 
 
-def _choice(conf: Mapping[str, Any], config: PlannerConfig) -> tuple[str, dict[str, Any]]:
+def choose_algorithm(conf: Mapping[str, Any], config: PlannerConfig) -> tuple[str, dict[str, Any]]:
+    """The topology's algorithm and parameters: its conf, else the service defaults."""
     algorithm = str(conf.get(ALGORITHM_KEY) or config.default_algorithm)
     params = dict(config.default_params.get(algorithm, {}))
     raw = conf.get(PARAMS_KEY)
@@ -148,6 +163,27 @@ def _place(w: Any, view: TopologyView, algorithm: str, params: dict[str, Any]):
     record = RoundRecord(
         problem.topology.id, "PLACE", algorithm, reason, record_map, storm_map, summary
     )
+    return plan, record
+
+
+def _armed_plan(w: Any, topo: Any, armed: Any) -> tuple[Any, RoundRecord | None]:
+    """PLACE ``armed`` for ``topo`` if it still covers exactly the topology's executors."""
+    executors = {(e.task_start, e.task_end) for e in topo.executors}
+    planned = {(start, end) for start, end, _, _, _ in armed.placements}
+    if executors != planned:
+        log.warning(
+            "topology %s: the armed reconfiguration plan no longer matches its executors; "
+            "ignoring it",
+            topo.id,
+        )
+        return None, None
+    placements = [
+        w.ExecutorPlacement(w.Executor(start, end, component), supervisor, port)
+        for start, end, component, supervisor, port in armed.placements
+    ]
+    storm_map = {f"{s}-{e}": (sup, port) for s, e, _, sup, port in armed.placements}
+    plan = w.TopologyPlan(topo.id, w.Decision.PLACE, placements, armed.reason, armed.algorithm)
+    record = RoundRecord(topo.id, "PLACE", armed.algorithm, armed.reason, storm_placement=storm_map)
     return plan, record
 
 

@@ -20,6 +20,7 @@ from thriftpy2.rpc import make_server
 from thriftpy2.transport import TFramedTransportFactory
 
 from scheduler_py import __version__
+from scheduler_py.reconfig.controller import Controller, ReconfigError
 from scheduler_py.service.planner import PlannerConfig, RoundRecord, plan_round
 from scheduler_py.service.wire import wire
 
@@ -32,9 +33,15 @@ DEFAULT_PORT = 9627
 class BrainHandler:
     """Implements the ``SchedulerBrain`` service of ``scheduler.thrift``."""
 
-    def __init__(self, config: PlannerConfig, plan_log: Path | None = None) -> None:
+    def __init__(
+        self,
+        config: PlannerConfig,
+        plan_log: Path | None = None,
+        controller: Controller | None = None,
+    ) -> None:
         self.config = config
         self.plan_log = plan_log
+        self.controller = controller
         self._lock = threading.Lock()
         self.last_records: dict[str, RoundRecord] = {}
 
@@ -43,15 +50,44 @@ class BrainHandler:
 
     def schedule(self, snapshot: Any) -> Any:
         started = time.perf_counter()
+        armed = self.controller.armed() if self.controller is not None else None
         try:
-            reply, records = plan_round(snapshot, self.config)
+            reply, records = plan_round(snapshot, self.config, armed)
         except Exception as error:  # never let one round kill the service
             log.exception("round %s failed", getattr(snapshot, "round", "?"))
             raise wire().BrainError(f"brain failed on this snapshot: {error}") from error
         seconds = time.perf_counter() - started
         self._explain_kept(reply)
         self._remember(snapshot, records, seconds)
+        if self.controller is not None:
+            self.controller.observe_round(snapshot, records)
         return reply
+
+    def replan(self, topology: str, algorithm: str, dry_run: bool) -> str:
+        controller = self._controller()
+        try:
+            report = controller.replan(topology, algorithm or "", bool(dry_run))
+        except ReconfigError as error:
+            raise wire().BrainError(str(error)) from error
+        except Exception as error:
+            log.exception("replan %s failed", topology)
+            raise wire().BrainError(f"replan failed: {type(error).__name__}: {error}") from error
+        return json.dumps(report, sort_keys=True, default=str)
+
+    def history(self, topology: str) -> str:
+        controller = self._controller()
+        try:
+            return json.dumps(controller.history_of(topology), sort_keys=True, default=str)
+        except ReconfigError as error:
+            raise wire().BrainError(str(error)) from error
+
+    def _controller(self) -> Controller:
+        if self.controller is None:
+            raise wire().BrainError(
+                "this brain runs without the reconfiguration controller; start "
+                "`scheduler-py serve` with --nimbus HOST:PORT"
+            )
+        return self.controller
 
     def _explain_kept(self, reply: Any) -> None:
         """A kept topology keeps the reason of the plan that placed it (the shim shows it as
@@ -121,9 +157,10 @@ def serve(
     port: int = DEFAULT_PORT,
     config: PlannerConfig | None = None,
     plan_log: Path | None = None,
+    controller: Controller | None = None,
 ) -> None:
     """Serve forever (until SIGTERM/SIGINT)."""
-    handler = BrainHandler(config or PlannerConfig(), plan_log)
+    handler = BrainHandler(config or PlannerConfig(), plan_log, controller)
     server = make_brain_server(handler, host, port)
     log.info(
         "scheduler-py brain %s listening on %s:%d (default algorithm %s)",
@@ -135,8 +172,17 @@ def serve(
     measured = handler.config.measured
     if measured is not None:
         log.info("measured costs from %s", getattr(measured, "hosts", type(measured).__name__))
+    if controller is not None:
+        controller.start()
+        log.info(
+            "reconfiguration controller on (%s; history in %s)",
+            "automatic trigger" if controller.trigger.enabled else "operator replans only",
+            controller.history.directory or "memory",
+        )
     try:
         server.serve()
     finally:
+        if controller is not None:
+            controller.stop()
         if measured is not None:
             measured.close()

@@ -10,6 +10,8 @@ Conventions (documented in the README's "How the brain sees Storm"):
   on+off-heap memory; without measurements every user stream edge carries a traffic of
   ``USER_EDGE_TRAFFIC`` and every edge into or out of a system component (acker, metrics)
   ``SYSTEM_EDGE_TRAFFIC`` (acks are small), so group-aware algorithms still see the graph;
+* ``scheduler.brain.node.cpu.cap`` (optional) caps every node's CPU capacity for the
+  topology (a utilisation target, μ of notes 000 §3.4-2);
 * ``scheduler.brain.balance.alpha`` (optional) switches paper 000 §2.2's *load-balancing*
   capacity mode on: each node offers at most α · (topology CPU) / (usable nodes);
 * with a ``measured`` source (``scheduler-py serve --zookeeper``), a fresh aggregate of the
@@ -38,6 +40,7 @@ from scheduler_py.model.types import (
 )
 from scheduler_py.monitoring.measured import MeasuredCostsSource, measured_topology
 
+NODE_CPU_CAP_KEY = "scheduler.brain.node.cpu.cap"
 USER_EDGE_TRAFFIC = 1.0
 SYSTEM_EDGE_TRAFFIC = 0.1
 
@@ -185,6 +188,7 @@ def topology_view(
                 rack=sup.rack or "default-rack",
             )
         )
+    nodes = _apply_node_cap(nodes, topology, conf)
     nodes = _apply_balance(nodes, topology, conf)
 
     key_to_model = {key: eid for eid, key in storm_executor.items()}
@@ -212,6 +216,25 @@ def topology_view(
         needs_scheduling=bool(topo.needs_scheduling),
         costs=costs,
     )
+
+
+def _apply_node_cap(nodes: list[Node], topology: Topology, conf: Mapping[str, Any]) -> list[Node]:
+    """``scheduler.brain.node.cpu.cap``: the most CPU (% of a core) the topology may use on
+    one node — μ of notes 000 §3.4-2 (capacity × target utilisation; paper 000 §7.4 caps
+    nodes at 400 %)."""
+    cap = conf.get(NODE_CPU_CAP_KEY)
+    if cap in (None, ""):
+        return nodes
+    try:
+        cap = float(cap)
+    except (TypeError, ValueError):
+        cap = float("nan")
+    if not math.isfinite(cap) or cap <= 0:
+        raise InvalidProblemError(
+            f"topology {topology.id}: {NODE_CPU_CAP_KEY} must be a CPU percentage > 0 "
+            f"(100 = one core), found {conf.get(NODE_CPU_CAP_KEY)!r}"
+        )
+    return [replace(n, cpu=min(n.cpu, cap)) for n in nodes]
 
 
 def _apply_balance(nodes: list[Node], topology: Topology, conf: Mapping[str, Any]) -> list[Node]:

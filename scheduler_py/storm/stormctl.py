@@ -275,6 +275,22 @@ class NimbusCtl:
             return None
         return json.loads(self._call("getTopologyConf", topo_id))
 
+    def status(self, name: str) -> str | None:
+        """Nimbus's status of topology ``name`` (or id): ACTIVE, INACTIVE, REBALANCING,
+        KILLED; ``None`` when it is not running."""
+        cs = self._call("getClusterInfo")
+        for t in cs.topologies or []:
+            if t.name == name or t.id == name:
+                return t.status
+        return None
+
+    def deactivate(self, name: str) -> None:
+        """Spouts stop calling ``nextTuple`` (Storm's ``deactivate`` transition)."""
+        self._call("deactivate", name)
+
+    def activate(self, name: str) -> None:
+        self._call("activate", name)
+
     def kill(self, name: str, wait_secs: int = 0) -> None:
         _, KillOptions, _, _ = self._svc
         self._call("killTopologyWithOpts", name, KillOptions(wait_secs=wait_secs))

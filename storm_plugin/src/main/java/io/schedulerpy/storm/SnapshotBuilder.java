@@ -67,7 +67,8 @@ public class SnapshotBuilder {
 
     /** Topology configuration keys passed on to the brain besides {@link #CONF_PREFIX} ones. */
     public static final List<String> EXTRA_CONF_KEYS = Collections.unmodifiableList(List.of(
-        Config.TOPOLOGY_WORKERS, Config.TOPOLOGY_NAME, Config.TOPOLOGY_ACKER_EXECUTORS));
+        Config.TOPOLOGY_WORKERS, Config.TOPOLOGY_NAME, Config.TOPOLOGY_ACKER_EXECUTORS,
+        Config.TOPOLOGY_MESSAGE_TIMEOUT_SECS));
 
     private static final Comparator<ExecutorDetails> BY_TASK =
         Comparator.comparingInt(ExecutorDetails::getStartTask).thenComparingInt(ExecutorDetails::getEndTask);

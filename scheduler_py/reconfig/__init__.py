@@ -1,0 +1,1 @@
+"""Adaptive re-scheduling: the trigger, the drain-out reconfiguration and its history."""

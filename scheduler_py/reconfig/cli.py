@@ -1,0 +1,273 @@
+"""Operator controls: ``scheduler-py replan`` and ``scheduler-py history``, and the
+``serve`` options that switch the reconfiguration controller on.
+
+Both commands talk to the running brain over its Thrift port (the brain holds the
+controller and the history)::
+
+    scheduler-py replan wordcount --dry-run            # proposed placement, gain, restarts
+    scheduler-py replan wordcount --algorithm tdls     # ... and apply it (drain-out path)
+    scheduler-py history wordcount                     # every decision, taken or declined
+
+The brain's address is ``--brain HOST:PORT``, else ``$SCHEDULER_BRAIN``, else
+``127.0.0.1:9627``. Exit status: 0 done (or nothing to do), 1 the brain refused or the
+reconfiguration did not complete, 2 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from scheduler_py.reconfig.history import TERMINAL
+
+DEFAULT_BRAIN = "127.0.0.1:9627"
+
+
+# -- serve -----------------------------------------------------------------------------
+def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
+    group = serve.add_argument_group("reconfiguration (adaptive re-scheduling)")
+    group.add_argument(
+        "--nimbus",
+        metavar="HOST:PORT",
+        help="Nimbus Thrift address; switches the reconfiguration controller on (it "
+        "deactivates/activates topologies around a re-assignment)",
+    )
+    group.add_argument(
+        "--state-dir",
+        help="keep the reconfiguration history here (survives brain restarts; default: "
+        "memory only, and a restarted brain cannot finish a half-done reconfiguration)",
+    )
+    group.add_argument(
+        "--reconfig",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="trigger/drain setting, e.g. change.threshold=0.3 or enabled=false (see the "
+        "README, 'Adaptive re-scheduling'); topologies override with scheduler.reconfig.KEY",
+    )
+    group.add_argument(
+        "--reconfig-check-secs",
+        type=float,
+        default=10.0,
+        help="how often the trigger looks at every topology (default 10)",
+    )
+
+
+def build_controller(args: argparse.Namespace, planner: Any) -> Any:
+    """The controller ``serve`` runs, or ``None`` without ``--nimbus``."""
+    if not args.nimbus:
+        return None
+    from scheduler_py.reconfig.controller import Controller
+    from scheduler_py.reconfig.history import History
+    from scheduler_py.reconfig.trigger import TriggerConfig
+    from scheduler_py.storm.stormctl import NimbusCtl, parse_hostport
+
+    overrides = {}
+    for item in args.reconfig:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"--reconfig expects KEY=VALUE, found {item!r}")
+        overrides[key.strip()] = value.strip()
+    trigger = TriggerConfig().with_overrides(overrides, "--reconfig")
+    host, port = parse_hostport(args.nimbus)
+    live = references = None
+    if args.zookeeper:
+        from scheduler_py.reconfig.zookeeper import ZooKeeperLink
+
+        link = ZooKeeperLink(args.zookeeper, args.monitor_root)
+        live, references = link.live, link.write_reference
+    return Controller(
+        planner,
+        trigger,
+        History(Path(args.state_dir) if args.state_dir else None),
+        NimbusCtl(host, port),
+        live=live,
+        references=references,
+        check_secs=args.reconfig_check_secs,
+    )
+
+
+# -- the brain client -------------------------------------------------------------------
+def _brain(address: str, timeout_ms: int) -> Any:
+    from thriftpy2.protocol import TBinaryProtocolFactory
+    from thriftpy2.rpc import make_client
+    from thriftpy2.transport import TFramedTransportFactory
+
+    from scheduler_py.service.wire import wire
+
+    host, _, port = address.rpartition(":")
+    return make_client(
+        wire().SchedulerBrain,
+        host=host or "127.0.0.1",
+        port=int(port),
+        proto_factory=TBinaryProtocolFactory(),
+        trans_factory=TFramedTransportFactory(),
+        timeout=timeout_ms,
+    )
+
+
+def _call(address: str, method: str, *args: Any, timeout_ms: int = 60_000) -> Any:
+    from scheduler_py.service.wire import wire
+
+    try:
+        client = _brain(address, timeout_ms)
+    except Exception as error:
+        raise SystemExit(
+            f"scheduler-py: cannot reach the brain at {address} ({error}); is `scheduler-py "
+            "serve` running there (with --nimbus for reconfiguration)? --brain HOST:PORT"
+        ) from None
+    try:
+        return getattr(client, method)(*args)
+    except wire().BrainError as error:
+        print(f"scheduler-py {method}: the brain refused: {error.message}", file=sys.stderr)
+        raise SystemExit(1) from None
+    finally:
+        client.close()
+
+
+# -- rendering ----------------------------------------------------------------------------
+def render_report(report: dict[str, Any]) -> str:
+    lines = [
+        f"topology {report['topology']} ({report['topology_id']}), algorithm "
+        f"{report['algorithm']}, costs: {report['costs']}",
+    ]
+    width = max((len(m["executor"]) for m in report["moves"]), default=8)
+    lines.append(f"  {'executor':<{width}}  {'tasks':<7}  {'now':<26}  proposed")
+    for move in report["moves"]:
+        mark = "" if move["from"] == move["to"] else "   <- moves"
+        lines.append(
+            f"  {move['executor']:<{width}}  {move['tasks']:<7}  {move['from'] or '-':<26}  "
+            f"{move['to']}{mark}"
+        )
+    total = report["total_traffic"] or 0.0
+    share = (lambda x: f" ({x / total:.0%} of all)") if total > 0 else (lambda x: "")
+    lines += [
+        f"  workers: {report['workers_before']} -> {report['workers_after']}; "
+        f"restarted: {report['workers_restarted']}, stopped: {report['workers_stopped']}",
+        f"  inter-worker traffic: {report['interworker_before']:.4g}"
+        f"{share(report['interworker_before'])} -> {report['interworker_after']:.4g}"
+        f"{share(report['interworker_after'])}; predicted gain "
+        f"{report['predicted_gain']:.4g}",
+        f"  max node utilisation: {report['max_node_utilisation_before']:.0%} -> "
+        f"{report['max_node_utilisation_after']:.0%}",
+    ]
+    if report.get("violations_before"):
+        lines.append(f"  the running placement breaks: {'; '.join(report['violations_before'])}")
+    if report.get("unchanged"):
+        lines.append("  the new plan IS the running placement: nothing to change")
+    return "\n".join(lines)
+
+
+def render_history(entries: list[dict[str, Any]]) -> str:
+    if not entries:
+        return "no reconfiguration decisions recorded"
+    lines = [f"{'started':<19}  {'trigger':<10}  {'outcome':<11}  {'pause':>6}  details"]
+    for entry in entries:
+        started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(entry.get("started", 0)))
+        pause = entry.get("pause_secs")
+        numbers = entry.get("numbers") or {}
+        gain = ""
+        if "interworker_before" in numbers:
+            gain = (
+                f"inter-worker {numbers['interworker_before']:.3g} -> "
+                f"{numbers['interworker_after']:.3g}, {numbers.get('workers_restarted', '?')} "
+                "restart(s); "
+            )
+        lines.append(
+            f"{started:<19}  {entry.get('trigger', '?'):<10}  {entry.get('state', '?'):<11}  "
+            f"{f'{pause:.1f}s' if isinstance(pause, int | float) else '-':>6}  "
+            f"{gain}{entry.get('reason', '')}"
+        )
+        indent = " " * 54
+        if entry.get("trigger_detail"):
+            lines.append(f"{indent}trigger: {entry['trigger_detail']}")
+        if entry.get("drain"):
+            lines.append(f"{indent}{entry['drain']}")
+        if entry.get("states"):
+            lines.append(f"{indent}states: {' → '.join(entry['states'])}")
+    return "\n".join(lines)
+
+
+# -- commands ----------------------------------------------------------------------------
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--brain",
+        default=os.environ.get("SCHEDULER_BRAIN", DEFAULT_BRAIN),
+        help="the brain's HOST:PORT (default $SCHEDULER_BRAIN or 127.0.0.1:9627)",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def replan_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="scheduler-py replan",
+        description="Re-plan a running topology under its current costs and, unless "
+        "--dry-run, apply the plan through the drain-out path.",
+    )
+    parser.add_argument("topology", help="topology name (or id)")
+    parser.add_argument("--algorithm", "-a", default="", help="default: the topology's own")
+    parser.add_argument("--dry-run", action="store_true", help="show the plan, change nothing")
+    parser.add_argument(
+        "--no-wait", action="store_true", help="return once the reconfiguration has started"
+    )
+    parser.add_argument("--timeout", type=float, default=600, help="seconds to follow it")
+    _common(parser)
+    args = parser.parse_args(argv)
+    report = json.loads(_call(args.brain, "replan", args.topology, args.algorithm, args.dry_run))
+    print(json.dumps(report, indent=2) if args.json else render_report(report))
+    entry_id = report.get("reconfiguration_id")
+    if args.dry_run or not entry_id:
+        if not args.dry_run and not args.json:
+            print(report.get("reconfiguration", "nothing applied"))
+        return 0
+    print(f"reconfiguration {entry_id} started (drain-out, re-assign, resume)")
+    if args.no_wait:
+        return 0
+    return _follow(args, entry_id)
+
+
+def _follow(args: argparse.Namespace, entry_id: str) -> int:
+    deadline = time.monotonic() + args.timeout
+    seen: list[str] = []
+    while time.monotonic() < deadline:
+        entries = json.loads(_call(args.brain, "history", args.topology))
+        entry = next((e for e in entries if e.get("id") == entry_id), None)
+        if entry is not None:
+            for state in entry.get("states", [])[len(seen) :]:
+                print(f"  {state}")
+            seen = list(entry.get("states", []))
+            if entry.get("state") in TERMINAL:
+                pause = entry.get("pause_secs")
+                detail = f"; spouts paused {pause:.1f}s" if isinstance(pause, int | float) else ""
+                print(f"{entry['state']}{detail}: {entry.get('reason', '')}".rstrip(": "))
+                return 0 if entry["state"] == "completed" else 1
+        time.sleep(1.0)
+    print(f"still running after {args.timeout:g}s; see `scheduler-py history {args.topology}`")
+    return 1
+
+
+def history_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="scheduler-py history",
+        description="A topology's reconfiguration history: every trigger decision, taken or "
+        "declined, with its numbers and outcome.",
+    )
+    parser.add_argument("topology", help="topology name (or id)")
+    parser.add_argument(
+        "--state-dir", help="read the brain's history files directly (the brain may be down)"
+    )
+    _common(parser)
+    args = parser.parse_args(argv)
+    if args.state_dir:
+        from scheduler_py.reconfig.history import History
+
+        entries = History(Path(args.state_dir)).entries(args.topology)
+    else:
+        entries = json.loads(_call(args.brain, "history", args.topology))
+    print(json.dumps(entries, indent=2) if args.json else render_history(entries))
+    return 0

@@ -1,0 +1,156 @@
+"""A re-plan of a running topology, evaluated against the placement it would replace.
+
+Pure: snapshot + costs in, :class:`Proposal` out. The plan is churn-minimal: the
+algorithm's nodes are renamed onto supervisors (:func:`~scheduler_py.model.slots.
+relabel_nodes`) and its workers mapped onto ports (:func:`~scheduler_py.model.slots.
+assign_slots`) so that as many executors as possible stay in the worker they run in, and
+the proposal counts the workers that restart (:func:`~scheduler_py.model.slots.
+restarted_workers`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from scheduler_py.algorithms import registry
+from scheduler_py.model.cost import Evaluation, evaluate
+from scheduler_py.model.errors import SchedulingError
+from scheduler_py.model.slots import assign_slots, relabel_nodes, restarted_workers
+from scheduler_py.model.types import Placement, WorkerSlot
+from scheduler_py.service.snapshot import TopologyView
+
+StormPlacement = tuple[int, int, str, str, int]
+"""(task_start, task_end, component, supervisor id, port)"""
+
+
+@dataclass(frozen=True)
+class Proposal:
+    view: TopologyView
+    algorithm: str
+    placement: Placement
+    running: Evaluation
+    candidate: Evaluation
+    workers_restarted: int
+    workers_stopped: int
+
+    @property
+    def topology_id(self) -> str:
+        return self.view.problem.topology.id
+
+    @property
+    def unchanged(self) -> bool:
+        return dict(self.placement.slot_of) == dict(self.view.current_slots)
+
+    @property
+    def storm_placement(self) -> list[StormPlacement]:
+        rows = []
+        for eid, slot in sorted(self.placement.slot_of.items()):
+            start, end = self.view.storm_executor[eid]
+            rows.append((start, end, self.view.component_of[(start, end)], slot.node, slot.port))
+        return rows
+
+    def workers(self) -> set[str]:
+        """``supervisor:port`` of every worker of the new plan."""
+        return {f"{s.node}:{s.port}" for s in self.placement.slot_of.values()}
+
+    def restarting(self) -> set[str]:
+        """``supervisor:port`` of the new plan's workers whose executor set changes."""
+        before = _members(self.view.current_slots)
+        after = _members(self.placement.slot_of)
+        return {f"{s.node}:{s.port}" for s, ex in after.items() if before.get(s) != ex}
+
+    def report(self) -> dict[str, Any]:
+        """What ``scheduler-py replan`` prints and the history keeps."""
+        moves = []
+        for eid, slot in sorted(self.placement.slot_of.items()):
+            start, end = self.view.storm_executor[eid]
+            now = self.view.current_slots.get(eid)
+            moves.append(
+                {
+                    "executor": eid,
+                    "tasks": f"{start}-{end}",
+                    "from": f"{now.node}:{now.port}" if now else None,
+                    "to": f"{slot.node}:{slot.port}",
+                }
+            )
+        return {
+            "topology": self.view.problem.topology.name,
+            "topology_id": self.topology_id,
+            "algorithm": self.algorithm,
+            "costs": self.view.costs,
+            "unchanged": self.unchanged,
+            "workers_restarted": self.workers_restarted,
+            "workers_stopped": self.workers_stopped,
+            "workers_before": self.running.workers_used,
+            "workers_after": self.candidate.workers_used,
+            "total_traffic": self.running.total_traffic,
+            "interworker_before": self.running.interworker_traffic,
+            "interworker_after": self.candidate.interworker_traffic,
+            "predicted_gain": self.running.interworker_traffic - self.candidate.interworker_traffic,
+            "max_node_utilisation_before": self.running.max_node_utilisation,
+            "max_node_utilisation_after": self.candidate.max_node_utilisation,
+            "violations_before": list(self.running.violations),
+            "moves": moves,
+        }
+
+
+def _members(slots: Mapping[str, WorkerSlot]) -> dict[WorkerSlot, frozenset[str]]:
+    grouped: dict[WorkerSlot, set[str]] = defaultdict(set)
+    for executor, slot in slots.items():
+        grouped[slot].add(executor)
+    return {slot: frozenset(executors) for slot, executors in grouped.items()}
+
+
+def running_placement(view: TopologyView) -> Placement:
+    """The topology's current assignment as a model placement (workers = ports)."""
+    ports: dict[str, list[int]] = defaultdict(list)
+    for slot in set(view.current_slots.values()):
+        ports[slot.node].append(slot.port)
+    index = {(node, port): i for node, p in ports.items() for i, port in enumerate(sorted(p))}
+    return Placement(
+        view.problem.topology.id,
+        {e: s.node for e, s in view.current_slots.items()},
+        algorithm="running",
+        worker_of={e: index[(s.node, s.port)] for e, s in view.current_slots.items()},
+        slot_of=dict(view.current_slots),
+    )
+
+
+def propose(view: TopologyView, algorithm: str, params: Mapping[str, Any]) -> Proposal:
+    """Plan ``view``'s topology again with ``algorithm`` and compare with what runs now.
+
+    Raises :class:`SchedulingError` when the topology is not fully placed (the scheduling
+    round, not a reconfiguration, handles that), when the algorithm fails, or when the plan
+    needs more workers than ``topology.workers``.
+    """
+    problem = view.problem
+    if not view.complete:
+        missing = len(set(view.storm_executor) - set(view.current_slots))
+        raise SchedulingError(
+            f"topology {problem.topology.id}: {missing} executor(s) are not running; the "
+            "next scheduling round places them, re-planning waits until it has"
+        )
+    placement = registry.run(algorithm, problem, dict(params))
+    placement = relabel_nodes(problem, placement, view.current_slots)
+    placement = assign_slots(placement, view.free_ports, view.current_slots)
+    workers = len(set(placement.slot_of.values()))
+    if workers > problem.topology.workers:
+        raise SchedulingError(
+            f"the plan needs {workers} workers but topology.workers is "
+            f"{problem.topology.workers} (Storm rejects more)"
+        )
+    running = running_placement(view)
+    before = set(view.current_slots.values())
+    after = set(placement.slot_of.values())
+    return Proposal(
+        view=view,
+        algorithm=algorithm,
+        placement=placement,
+        running=evaluate(problem, running),
+        candidate=evaluate(problem, placement),
+        workers_restarted=restarted_workers(view.current_slots, placement.slot_of),
+        workers_stopped=len(before - after),
+    )

@@ -1,0 +1,275 @@
+"""When to re-plan a running topology, and when to accept the new plan (pure functions).
+
+Implements the trigger of notes 000 §3.2 ("Trigger", ours) on top of the paper's "large
+difference between successive measurements" (paper 000 §6), with the defaults of notes
+000 §6.6 and the hysteresis of notes 002 §6.3 ("optional periodic mode"):
+
+1. *Fire* when one of these holds:
+
+   * **change**: the aggregate's change signal ``‖x − x_ref‖₁ / ‖x_ref‖₁`` exceeds θ
+     (``change_threshold``, default 0.25) in ``windows`` (m, default 2) consecutive
+     aggregates — consecutive *distinct* aggregates, an aggregate read twice counts once;
+   * **overload**: under the measured costs some node's load exceeds its capacity;
+   * **membership**: the set of live supervisors differs from the one the running
+     placement was made for.
+
+2. *Accept* the candidate plan only if, evaluated under the *current* costs, it cuts the
+   inter-worker traffic of the running placement by more than ``margin`` (δ, default 0.02)
+   × the total traffic — or the running placement overloads a node and the candidate does
+   not. A candidate identical to the running placement is always declined.
+
+3. *Wait* ``cooldown_secs`` (default 300) after a reconfiguration, and
+   ``decline_backoff_secs`` (default 120) after a declined one, before firing again.
+
+Deviation from notes 000 §3.2: the gain is measured at the **worker** (Storm's collocation
+unit, notes §3.4-2), i.e. inter-worker traffic, not φ at the node; for the brain's own plans
+(one worker per node and topology) the two are the same.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from scheduler_py.model.cost import Evaluation
+
+CONF_PREFIX = "scheduler.reconfig."
+
+
+@dataclass(frozen=True)
+class TriggerConfig:
+    """Every parameter of the trigger and of the drain-out, with its default.
+
+    Set cluster-wide with ``scheduler-py serve --reconfig key=value`` and per topology with
+    the topology conf ``scheduler.reconfig.<key with dots>`` (``scheduler.reconfig.change.
+    threshold=0.4``)."""
+
+    enabled: bool = True
+    """re-plan running topologies automatically (``replan`` works either way)"""
+    algorithm: str = ""
+    """algorithm of re-plans; empty: the topology's ``scheduler.brain.algorithm``"""
+    change_threshold: float = 0.25
+    """θ: relative L1 change of the measured costs that counts as a change"""
+    change_windows: int = 2
+    """m: consecutive aggregates above θ needed to fire"""
+    min_gain: float = 0.02
+    """δ: accepted plans cut inter-worker traffic by more than δ × total traffic"""
+    cooldown_secs: float = 300.0
+    """no automatic reconfiguration sooner than this after the last one"""
+    decline_backoff_secs: float = 120.0
+    """no new automatic evaluation sooner than this after a declined one"""
+    warmup_secs: float = 120.0
+    """a topology the brain sees for the first time is watched, not re-planned, this long;
+    the aggregate after it becomes the change reference"""
+    drain_timeout_secs: float = 60.0
+    """give up draining (and resume, unchanged) after this long"""
+    drain_min_secs: float = 0.0
+    """drain at least this long even when the counters say drained earlier"""
+    drain_quiet_polls: int = 2
+    """consecutive drained observations needed"""
+    drain_poll_secs: float = 1.0
+    apply_timeout_secs: float = 120.0
+    """wait this long for Nimbus to put the plan in effect and its workers to come up"""
+
+    @classmethod
+    def keys(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+    def with_overrides(self, overrides: Mapping[str, Any], source: str) -> TriggerConfig:
+        """Return a copy with ``overrides`` (key → value, keys as in :meth:`keys` or with
+        dots) applied; a wrong key or value raises ``ValueError`` naming ``source``."""
+        changes: dict[str, Any] = {}
+        known = {f.name: f for f in fields(self)}
+        for raw_key, raw_value in overrides.items():
+            key = raw_key.removeprefix(CONF_PREFIX).replace(".", "_").replace("-", "_")
+            if key not in known:
+                raise ValueError(
+                    f"{source}: unknown reconfiguration setting {raw_key!r}; expected one of "
+                    f"{', '.join(k.replace('_', '.') for k in known)}"
+                )
+            changes[key] = _coerce(key, raw_value, getattr(self, key), source)
+        return replace(self, **changes)
+
+    def for_topology(self, conf: Mapping[str, Any]) -> TriggerConfig:
+        """This config with the topology's ``scheduler.reconfig.*`` conf entries applied."""
+        own = {k: v for k, v in conf.items() if k.startswith(CONF_PREFIX)}
+        return self.with_overrides(own, "topology conf") if own else self
+
+
+def _coerce(key: str, value: Any, default: Any, source: str) -> Any:
+    if isinstance(default, str):
+        return str(value).strip()
+    try:
+        if isinstance(default, bool):
+            if isinstance(value, str):
+                lowered = value.strip().lower()
+                if lowered not in ("true", "false", "yes", "no", "1", "0"):
+                    raise ValueError(value)
+                return lowered in ("true", "yes", "1")
+            return bool(value)
+        if isinstance(default, int):
+            number = int(str(value))
+            if number < 1:
+                raise ValueError(value)
+            return number
+        number = float(str(value))
+        if not math.isfinite(number) or number < 0:
+            raise ValueError(value)
+        return number
+    except (TypeError, ValueError):
+        kind = type(default).__name__
+        raise ValueError(
+            f"{source}: {CONF_PREFIX}{key.replace('_', '.')} must be a non-negative {kind}, "
+            f"found {value!r}"
+        ) from None
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What the controller saw of one topology at one check."""
+
+    now: float
+    """seconds (wall clock)"""
+    aggregate_ms: int | None
+    """``computed_at_ms`` of the topology's latest aggregate (``None``: no measurements)"""
+    change: float | None
+    """the aggregate's ``change.l1_relative``"""
+    supervisors: frozenset[str]
+    overloaded: tuple[str, ...] = ()
+    """nodes whose measured load exceeds their capacity under the running placement"""
+
+
+@dataclass(frozen=True)
+class Watch:
+    """Per-topology trigger state, replaced (never mutated) at every check."""
+
+    first_seen: float
+    supervisors: frozenset[str] | None = None
+    last_aggregate_ms: int | None = None
+    above: int = 0
+    """consecutive distinct aggregates above θ"""
+    quiet_until: float = 0.0
+    """no firing before this time (cooldown, decline back-off, warm-up)"""
+    rebase_after_ms: int | None = None
+    """the first aggregate whose window starts after this becomes the change reference"""
+
+
+@dataclass(frozen=True)
+class Trigger:
+    kind: str
+    """``change``, ``overload``, ``membership`` or ``operator``"""
+    detail: str
+    numbers: dict[str, Any] = field(default_factory=dict)
+
+
+def new_watch(now: float, config: TriggerConfig, supervisors: frozenset[str]) -> Watch:
+    return Watch(first_seen=now, supervisors=supervisors, quiet_until=now + config.warmup_secs)
+
+
+def observe(watch: Watch, seen: Observation, config: TriggerConfig) -> tuple[Watch, Trigger | None]:
+    """Advance ``watch`` with ``seen``; return the new watch and the trigger that fired, if
+    any. Firing resets the consecutive count (the caller then judges and records)."""
+    above = watch.above
+    fresh = seen.aggregate_ms is not None and seen.aggregate_ms != watch.last_aggregate_ms
+    if fresh:
+        changed = seen.change is not None and seen.change > config.change_threshold
+        above = above + 1 if changed else 0
+    watch = replace(
+        watch,
+        above=above,
+        last_aggregate_ms=seen.aggregate_ms if fresh else watch.last_aggregate_ms,
+    )
+    if not config.enabled or seen.now < watch.quiet_until:
+        return watch, None
+    trigger = None
+    if watch.supervisors is not None and seen.supervisors != watch.supervisors:
+        joined = sorted(seen.supervisors - watch.supervisors)
+        left = sorted(watch.supervisors - seen.supervisors)
+        trigger = Trigger(
+            "membership",
+            f"supervisors joined {joined or 'none'}, left {left or 'none'}",
+            {"joined": joined, "left": left},
+        )
+    elif seen.overloaded:
+        trigger = Trigger(
+            "overload",
+            f"measured load exceeds the capacity of {', '.join(seen.overloaded)}",
+            {"nodes": list(seen.overloaded)},
+        )
+    elif above >= config.change_windows:
+        trigger = Trigger(
+            "change",
+            f"measured costs changed by {seen.change:.0%} of the reference (θ "
+            f"{config.change_threshold:.0%}) in {above} consecutive aggregates",
+            {"change": seen.change, "threshold": config.change_threshold, "windows": above},
+        )
+    if trigger is None:
+        return watch, None
+    return replace(watch, above=0, supervisors=seen.supervisors), trigger
+
+
+def after_decision(watch: Watch, now: float, accepted: bool, config: TriggerConfig) -> Watch:
+    """The watch after a judged trigger: cooldown after a reconfiguration, back-off after a
+    declined one."""
+    pause = config.cooldown_secs if accepted else config.decline_backoff_secs
+    return replace(watch, above=0, quiet_until=max(watch.quiet_until, now + pause))
+
+
+@dataclass(frozen=True)
+class Verdict:
+    accept: bool
+    reason: str
+    numbers: dict[str, float | int | bool]
+
+
+def judge(
+    running: Evaluation,
+    candidate: Evaluation,
+    config: TriggerConfig,
+    same_placement: bool,
+    restarts: int,
+) -> Verdict:
+    """Accept ``candidate`` over ``running`` (both evaluated under the current costs)?"""
+    total = running.total_traffic
+    saved = running.interworker_traffic - candidate.interworker_traffic
+    required = config.min_gain * total
+    numbers: dict[str, float | int | bool] = {
+        "total_traffic": total,
+        "interworker_before": running.interworker_traffic,
+        "interworker_after": candidate.interworker_traffic,
+        "saved_traffic": saved,
+        "required_gain": required,
+        "max_node_utilisation_before": running.max_node_utilisation,
+        "max_node_utilisation_after": candidate.max_node_utilisation,
+        "running_feasible": running.feasible,
+        "candidate_feasible": candidate.feasible,
+        "workers_restarted": restarts,
+    }
+    if same_placement:
+        return Verdict(False, "the new plan is the running placement", numbers)
+    if not candidate.feasible:
+        return Verdict(
+            False, f"the new plan breaks capacity ({'; '.join(candidate.violations)})", numbers
+        )
+    if not running.feasible:
+        return Verdict(
+            True,
+            f"the running placement breaks capacity ({'; '.join(running.violations)}); "
+            "the new plan does not",
+            numbers,
+        )
+    if saved > required:
+        return Verdict(
+            True,
+            f"inter-worker traffic {running.interworker_traffic:.4g} → "
+            f"{candidate.interworker_traffic:.4g} (saves {saved:.4g} > δ·total {required:.4g})",
+            numbers,
+        )
+    return Verdict(
+        False,
+        f"gain too small: saves {saved:.4g} of inter-worker traffic, needs > {required:.4g} "
+        f"(δ {config.min_gain:g} × total {total:.4g})",
+        numbers,
+    )

@@ -1,0 +1,55 @@
+"""The controller's ZooKeeper edges: the workers' live counters and the change reference."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from scheduler_py.monitoring.aggregate import reference_document
+from scheduler_py.monitoring.live import LiveWorker, read_live
+from scheduler_py.monitoring.zk import MonitorStore
+
+log = logging.getLogger(__name__)
+
+
+class ZooKeeperLink:
+    """One kazoo connection, opened on first use; kazoo reconnects by itself."""
+
+    def __init__(self, hosts: str, root: str = "/scheduler-py", timeout: float = 10.0) -> None:
+        self.hosts = hosts
+        self.root = "/" + root.strip("/")
+        self.timeout = timeout
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def _connected(self) -> Any:
+        from kazoo.client import KazooClient
+
+        with self._lock:
+            if self._client is None:
+                client = KazooClient(hosts=self.hosts, timeout=self.timeout)
+                client.start(timeout=self.timeout)
+                self._client = client
+            return self._client
+
+    def live(self, topology_id: str) -> Mapping[str, LiveWorker]:
+        """The workers' live counters; ``{}`` when none are published."""
+        return read_live(self._connected(), topology_id, self.root)
+
+    def write_reference(self, topology_id: str, aggregate: Mapping[str, Any]) -> None:
+        """Make ``aggregate`` the change-signal reference of the topology."""
+        MonitorStore(self._connected(), self.root).write_reference(
+            topology_id, reference_document(aggregate)
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            try:
+                client.stop()
+                client.close()
+            except Exception:
+                log.debug("closing the ZooKeeper client failed", exc_info=True)

@@ -1,0 +1,130 @@
+"""Read the word-count spout's message-id ledgers (``wordcount.ledger.dir``).
+
+Each spout process appends to ``<dir>/<component>-<task>-<pid>-<start_ns>.ledger`` one line
+per event, written with a single unbuffered ``os.write``::
+
+    E <id>    first emit of a sentence
+    R <id>    the same id emitted again after a fail (replay)
+    A <id>    Storm acked the id
+    F <id>    Storm failed the id (a replay follows while the spout process lives)
+
+Ids are ``<task>-<pid>-<start_ns>-<seq>``, unique across spout restarts.  A killed worker can
+leave a torn last line (no trailing newline); it is ignored.  Any other line that does not
+parse is a bug and raises ``ValueError``.
+
+When a spout's own worker is restarted, the ids it had in flight can never be acked (the new
+process does not know them): they show up in ``unacked`` under the old process's file, see
+``LedgerSummary.unacked_by_file``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+LEDGER_SUFFIX = ".ledger"
+KINDS = frozenset("ERAF")
+
+
+@dataclass(frozen=True)
+class LedgerSummary:
+    """What all ledger files of a directory say.
+
+    ``emitted`` and ``acked`` count distinct ids (the ids themselves are in ``emitted_ids`` and
+    ``acked_ids``); ``failed``, ``replays`` and ``duplicate_acks`` count lines (an id acked
+    ``n`` times adds ``n - 1`` duplicate acks).
+    """
+
+    emitted: int
+    acked: int
+    failed: int
+    replays: int
+    duplicate_acks: int
+    unacked: frozenset[str]
+    files: tuple[str, ...]
+    emitted_ids: frozenset[str] = frozenset()
+    acked_ids: frozenset[str] = frozenset()
+    #: ids acked (or failed/replayed) without an ``E`` line in any file: should stay empty
+    unknown_ids: frozenset[str] = frozenset()
+    #: torn last lines ignored (at most one per file)
+    torn_lines: int = 0
+    #: file name -> the ids first emitted in it that were never acked
+    unacked_by_file: Mapping[str, frozenset[str]] = field(default_factory=dict, compare=False)
+
+    @property
+    def all_acked(self) -> bool:
+        """True when every emitted id was acked at least once."""
+        return not self.unacked
+
+    def describe(self) -> str:
+        """One line for assertion messages."""
+        return (
+            f"{len(self.files)} ledger file(s): emitted {self.emitted}, acked {self.acked}, "
+            f"unacked {len(self.unacked)}, failed {self.failed}, replays {self.replays}, "
+            f"duplicate acks {self.duplicate_acks}, unknown ids {len(self.unknown_ids)}, "
+            f"torn lines {self.torn_lines}"
+        )
+
+
+def _parse_lines(path: Path) -> tuple[list[tuple[str, str]], bool]:
+    """(kind, id) pairs of one file and whether its last line was torn (and dropped)."""
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    torn = lines[-1] != b""  # text after the last newline: a partial write
+    events: list[tuple[str, str]] = []
+    for number, raw in enumerate(lines[:-1], start=1):
+        text = raw.decode("utf-8", errors="replace")
+        kind, sep, msg_id = text.partition(" ")
+        if kind not in KINDS or not sep or not msg_id or " " in msg_id:
+            raise ValueError(f"{path}:{number}: not a ledger line: {text!r}")
+        events.append((kind, msg_id))
+    return events, torn
+
+
+def read_ledgers(directory: str | os.PathLike[str]) -> LedgerSummary:
+    """Summarise every ``*.ledger`` file in ``directory`` (none, or no directory: all zero)."""
+    root = Path(directory)
+    paths = sorted(root.glob(f"*{LEDGER_SUFFIX}")) if root.is_dir() else []
+    emitted: set[str] = set()
+    ack_counts: Counter[str] = Counter()
+    seen_other: set[str] = set()  # ids in R/F lines
+    emitted_in: dict[str, list[str]] = {}
+    failed = replays = torn_lines = 0
+    for path in paths:
+        events, torn = _parse_lines(path)
+        torn_lines += int(torn)
+        mine = emitted_in.setdefault(path.name, [])
+        for kind, msg_id in events:
+            if kind == "E":
+                if msg_id not in emitted:
+                    mine.append(msg_id)
+                emitted.add(msg_id)
+            elif kind == "A":
+                ack_counts[msg_id] += 1
+            elif kind == "F":
+                failed += 1
+                seen_other.add(msg_id)
+            else:  # "R"
+                replays += 1
+                seen_other.add(msg_id)
+    acked_ids = frozenset(ack_counts)
+    unacked = frozenset(emitted - acked_ids)
+    return LedgerSummary(
+        emitted=len(emitted),
+        acked=len(acked_ids),
+        failed=failed,
+        replays=replays,
+        duplicate_acks=sum(n - 1 for n in ack_counts.values()),
+        unacked=unacked,
+        files=tuple(p.name for p in paths),
+        emitted_ids=frozenset(emitted),
+        acked_ids=acked_ids,
+        unknown_ids=frozenset((acked_ids | seen_other) - emitted),
+        torn_lines=torn_lines,
+        unacked_by_file={
+            name: frozenset(i for i in ids if i in unacked) for name, ids in emitted_in.items()
+        },
+    )

@@ -1,0 +1,83 @@
+"""Unit tests of the word-count ledger reader (tests/cluster/ledger.py); pure, no cluster."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cluster.ledger import LedgerSummary, read_ledgers
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_bytes(text.encode())
+
+
+def test_empty_or_missing_directory(tmp_path: Path) -> None:
+    for directory in (tmp_path, tmp_path / "absent"):
+        summary = read_ledgers(directory)
+        assert summary == LedgerSummary(
+            emitted=0, acked=0, failed=0, replays=0, duplicate_acks=0, unacked=frozenset(), files=()
+        )
+        assert summary.all_acked
+
+
+def test_counts_across_files(tmp_path: Path) -> None:
+    # spout task 7, first process: 3 emitted, one failed and replayed then acked, one lost
+    _write(
+        tmp_path / "sentences-7-100-1.ledger",
+        "E 7-100-1-1\nE 7-100-1-2\nA 7-100-1-1\nE 7-100-1-3\nF 7-100-1-2\nR 7-100-1-2\n"
+        "A 7-100-1-2\n",
+    )
+    # the same task after a restart (new pid/start), one id acked twice
+    _write(tmp_path / "sentences-7-200-2.ledger", "E 7-200-2-1\nA 7-200-2-1\nA 7-200-2-1\n")
+    _write(tmp_path / "notes.txt", "not a ledger\n")
+    s = read_ledgers(tmp_path)
+    assert s.files == ("sentences-7-100-1.ledger", "sentences-7-200-2.ledger")
+    assert s.emitted == 4
+    assert s.acked == 3
+    assert s.failed == 1
+    assert s.replays == 1
+    assert s.duplicate_acks == 1
+    assert s.unacked == frozenset({"7-100-1-3"})
+    assert s.unacked_by_file == {
+        "sentences-7-100-1.ledger": frozenset({"7-100-1-3"}),
+        "sentences-7-200-2.ledger": frozenset(),
+    }
+    assert s.unknown_ids == frozenset()
+    assert s.torn_lines == 0
+    assert not s.all_acked
+    assert "emitted 4" in s.describe()
+
+
+def test_torn_last_line_is_ignored(tmp_path: Path) -> None:
+    _write(tmp_path / "sentences-3-1-1.ledger", "E 3-1-1-1\nA 3-1-1-1\nE 3-1-1-2\nA 3-1")
+    s = read_ledgers(tmp_path)
+    assert s.torn_lines == 1
+    assert s.emitted == 2
+    assert s.acked == 1
+    assert s.unacked == frozenset({"3-1-1-2"})
+    assert s.unknown_ids == frozenset()
+
+
+def test_ack_without_emit_is_reported(tmp_path: Path) -> None:
+    _write(tmp_path / "s-1-1-1.ledger", "A 1-1-1-9\nF 1-1-1-8\n")
+    s = read_ledgers(tmp_path)
+    assert s.acked == 1
+    assert s.emitted == 0
+    assert s.unknown_ids == frozenset({"1-1-1-9", "1-1-1-8"})
+
+
+@pytest.mark.parametrize("bad", ["X 1-1\n", "E\n", "E 1 2\n", "\n"])
+def test_malformed_complete_line_raises(tmp_path: Path, bad: str) -> None:
+    _write(tmp_path / "s-1-1-1.ledger", "E 1-1-1-1\n" + bad + "A 1-1-1-1\n")
+    with pytest.raises(ValueError, match=r"s-1-1-1\.ledger:2"):
+        read_ledgers(tmp_path)
+
+
+def test_summary_is_frozen_and_hashable(tmp_path: Path) -> None:
+    _write(tmp_path / "s-1-1-1.ledger", "E 1-1-1-1\n")
+    s = read_ledgers(tmp_path)
+    with pytest.raises(AttributeError):
+        s.emitted = 5  # type: ignore[misc]
+    assert hash(s) == hash(read_ledgers(tmp_path))

@@ -1,0 +1,279 @@
+"""The reconfiguration controller's state machine, with Nimbus and the workers' live
+counters scripted (the real-cluster tests in tests/cluster/test_reconfiguration.py run the
+same paths against Storm)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from scheduler_py.monitoring.live import LiveTask, LiveWorker
+from scheduler_py.reconfig.controller import Controller, ReconfigError
+from scheduler_py.reconfig.history import History
+from scheduler_py.reconfig.trigger import TriggerConfig
+from scheduler_py.service.planner import PlannerConfig, plan_round
+from tests.snapshots import snapshot, supervisor, wordcount
+
+SPREAD = [(t, t, f"s{(t - 1) % 3 + 1}", 6700) for t in range(1, 12)]
+FAST = TriggerConfig(
+    drain_poll_secs=0.01, drain_timeout_secs=2.0, apply_timeout_secs=3.0, warmup_secs=0
+)
+
+
+class FakeNimbus:
+    def __init__(self, status="ACTIVE"):
+        self.calls: list[str] = []
+        self.state = status
+
+    def status(self, name):
+        return self.state
+
+    def deactivate(self, name):
+        self.calls.append("deactivate")
+        self.state = "INACTIVE"
+
+    def activate(self, name):
+        self.calls.append("activate")
+        self.state = "ACTIVE"
+
+
+class ScriptedLive:
+    """Pending trees drain away over the first polls; restarted workers come back."""
+
+    def __init__(self, pending=(3, 1, 0)):
+        self.pending = list(pending)
+        self.polls = 0
+        self.workers = {f"s{i}:6700" for i in (1, 2, 3)}
+        self.started = int(time.time() * 1000) - 60_000
+
+    def __call__(self, topology_id):
+        self.polls += 1
+        left = self.pending.pop(0) if len(self.pending) > 1 else self.pending[0]
+        now = int(time.time() * 1000)
+        if self.polls > 8:  # by then the plan is applied: its workers restarted
+            self.started = now - 1
+        return {
+            key: LiveWorker(
+                key.split(":")[0],
+                "h",
+                6700,
+                now + self.polls,
+                self.started,
+                self.polls,
+                (LiveTask(1, "spout", True, 0, 0, 10 - left, 0, left if key == "s1:6700" else 0),),
+            )
+            for key in self.workers
+        }
+
+
+def _cluster(topology):
+    owners = {6700: topology.id}
+    return snapshot([supervisor(f"s{i}", owners=owners) for i in (1, 2, 3)], [topology])
+
+
+def _controller(tmp_path, nimbus, live, trigger=FAST):
+    return Controller(
+        PlannerConfig(),
+        trigger,
+        History(tmp_path),
+        nimbus,
+        live=live,
+        sleep=lambda s: time.sleep(s),
+    )
+
+
+def _round(controller, snap):
+    """What the Thrift handler does each Nimbus round."""
+    reply, records = plan_round(snap, PlannerConfig(), controller.armed())
+    controller.observe_round(snap, records)
+    return reply
+
+
+class FakeShim:
+    """Plays Nimbus's rounds: applies a PLACE the brain returns, like the Java shim."""
+
+    def __init__(self, controller, topology):
+        self.controller = controller
+        self.topology = topology
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self.stop.wait(0.05):
+            reply = _round(self.controller, _cluster(self.topology))
+            plan = reply.plans[0]
+            if plan.decision == 1:
+                self.topology = wordcount(
+                    current=[
+                        (p.executor.task_start, p.executor.task_end, p.supervisor_id, p.port)
+                        for p in plan.placements
+                    ],
+                    needs_scheduling=False,
+                )
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+
+def _wait_terminal(controller, name="wc", timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        entries = controller.history_of(name)
+        if entries and entries[-1].get("state") in ("completed", "rolled_back", "failed"):
+            return entries[-1]
+        time.sleep(0.02)
+    raise AssertionError(f"no terminal state: {controller.history_of(name)}")
+
+
+def test_dry_run_changes_nothing(tmp_path):
+    nimbus = FakeNimbus()
+    controller = _controller(tmp_path, nimbus, ScriptedLive())
+    _round(controller, _cluster(wordcount(current=SPREAD, needs_scheduling=False)))
+    report = controller.replan("wc", "td", dry_run=True)
+    assert report["dry_run"] and report["workers_after"] < report["workers_before"]
+    assert "reconfiguration_id" not in report
+    assert nimbus.calls == [] and controller.armed() == {}
+    assert controller.history_of("wc") == []
+
+
+def test_replan_drains_applies_and_resumes(tmp_path):
+    nimbus = FakeNimbus()
+    live = ScriptedLive()
+    controller = _controller(tmp_path, nimbus, live)
+    topo = wordcount(current=SPREAD, needs_scheduling=False)
+    _round(controller, _cluster(topo))
+    with FakeShim(controller, topo) as shim:
+        report = controller.replan("wc", "td")
+        entry = _wait_terminal(controller)
+    assert entry["state"] == "completed", entry
+    assert entry["states"] == ["accepted", "draining", "applying", "resuming", "completed"]
+    assert nimbus.calls == ["deactivate", "activate"] and nimbus.state == "ACTIVE"
+    assert entry["id"] == report["reconfiguration_id"]
+    assert entry["pause_secs"] >= 0 and "drained after" in entry["drain"]
+    applied = {(p[0], p[3], p[4]) for p in entry["storm_placement"]}
+    assert {
+        (p.executor.task_start, p.supervisor_id, p.port)
+        for p in _cluster(shim.topology).topologies[0].current
+    } == applied
+    assert controller.armed() == {}
+
+
+def test_drain_timeout_rolls_back_and_resumes(tmp_path):
+    nimbus = FakeNimbus()
+    controller = _controller(tmp_path, nimbus, ScriptedLive(pending=(5,)))
+    _round(controller, _cluster(wordcount(current=SPREAD, needs_scheduling=False)))
+    controller.replan("wc", "td")
+    entry = _wait_terminal(controller)
+    assert entry["state"] == "rolled_back" and "drain did not finish" in entry["reason"]
+    assert "pending" in entry["reason"]
+    assert nimbus.calls == ["deactivate", "activate"]
+    assert controller.armed() == {}
+
+
+def test_plan_never_in_effect_rolls_back(tmp_path):
+    nimbus = FakeNimbus()
+    controller = _controller(tmp_path, nimbus, ScriptedLive())
+    _round(controller, _cluster(wordcount(current=SPREAD, needs_scheduling=False)))
+    controller.replan("wc", "td")  # no shim rounds: Nimbus never applies it
+    entry = _wait_terminal(controller)
+    assert entry["state"] == "rolled_back" and "did not put the plan in effect" in entry["reason"]
+    assert nimbus.calls == ["deactivate", "activate"] and controller.armed() == {}
+
+
+def test_inactive_topology_is_not_touched(tmp_path):
+    nimbus = FakeNimbus(status="INACTIVE")
+    controller = _controller(tmp_path, nimbus, ScriptedLive())
+    _round(controller, _cluster(wordcount(current=SPREAD, needs_scheduling=False)))
+    controller.replan("wc", "td")
+    entry = _wait_terminal(controller)
+    assert entry["state"] == "failed" and "not ACTIVE" in entry["reason"]
+    assert nimbus.calls == []
+
+
+def test_unknown_topology_and_no_round_yet_are_clear_errors(tmp_path):
+    controller = _controller(tmp_path, FakeNimbus(), ScriptedLive())
+    with pytest.raises(ReconfigError, match="not seen a scheduling round"):
+        controller.replan("wc")
+    _round(controller, _cluster(wordcount(current=SPREAD, needs_scheduling=False)))
+    with pytest.raises(ReconfigError, match=r"no running topology named .nope.*running: wc"):
+        controller.replan("nope")
+
+
+@pytest.mark.parametrize("state", ["draining", "applying"])
+def test_a_restarted_brain_resumes_and_records_rollback(tmp_path, state):
+    nimbus = FakeNimbus(status="INACTIVE")
+    history = History(tmp_path)
+    history.record(
+        "wc",
+        "r1",
+        state="accepted",
+        topology_id="wc-1",
+        storm_placement=[[t, t, "x", "s1", 6700] for t in range(1, 12)],
+    )
+    history.record("wc", "r1", state=state, deactivated_at=time.time())
+    controller = Controller(PlannerConfig(), FAST, history, nimbus, sleep=lambda s: None)
+    _round(controller, _cluster(wordcount(current=SPREAD, needs_scheduling=False)))
+    controller.recover()
+    entry = history.entries("wc")[-1]
+    assert entry["state"] == "rolled_back" and "brain restarted" in entry["reason"]
+    assert nimbus.calls == ["activate"]
+
+
+def test_a_restarted_brain_records_completion_when_the_plan_is_in_effect(tmp_path):
+    nimbus = FakeNimbus(status="INACTIVE")
+    history = History(tmp_path)
+    components = {e.task_start: e.component for e in wordcount().executors}
+    placed = [[t, t, components[t], "s1", 6700] for t in range(1, 12)]
+    history.record("wc", "r1", state="accepted", topology_id="wc-1", storm_placement=placed)
+    history.record("wc", "r1", state="applying", deactivated_at=time.time())
+    controller = Controller(PlannerConfig(), FAST, history, nimbus, sleep=lambda s: None)
+    current = [(t, t, "s1", 6700) for t in range(1, 12)]
+    _round(controller, _cluster(wordcount(current=current, needs_scheduling=False)))
+    controller.recover()
+    entry = history.entries("wc")[-1]
+    assert entry["state"] == "completed" and nimbus.calls == ["activate"]
+
+
+def test_trigger_declines_and_records_the_numbers(tmp_path):
+    """A consolidated topology whose costs 'changed' has nothing better: declined, logged."""
+    from scheduler_py.monitoring.measured import StaticAggregates
+
+    nimbus = FakeNimbus()
+    current = [(t, t, "s1", 6700) for t in range(1, 12)]
+    topo = wordcount(current=current, needs_scheduling=False)
+    now_ms = int(time.time() * 1000)
+    measured = StaticAggregates()
+    aggregates = measured.aggregates
+    controller = Controller(
+        PlannerConfig(measured=measured),
+        TriggerConfig(warmup_secs=0, change_windows=1),
+        History(tmp_path),
+        nimbus,
+        live=ScriptedLive(),
+        references=lambda tid, agg: None,
+    )
+    _round(controller, _cluster(topo))
+    for i, change in enumerate((0.0, 0.9)):
+        aggregates[topo.id] = {
+            "topology_id": topo.id,
+            "computed_at_ms": now_ms + i,
+            "window_start_ms": now_ms + 60_000 + i,
+            "window_end_ms": now_ms + i,
+            "windows": 1,
+            "executors": [],
+            "pairs": [],
+            "change": {"l1_relative": change},
+        }
+        controller.check_once()
+    entries = controller.history_of("wc")
+    assert [e["state"] for e in entries] == ["declined"]
+    assert entries[0]["trigger"] == "change"
+    assert entries[0]["numbers"]["workers_restarted"] == 0
+    assert nimbus.calls == []

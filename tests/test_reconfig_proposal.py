@@ -1,0 +1,118 @@
+"""Re-plans of running topologies: churn-minimal mapping, evaluation, armed plans."""
+
+from __future__ import annotations
+
+from scheduler_py.model.slots import relabel_nodes, restarted_workers
+from scheduler_py.model.types import (
+    Component,
+    Edge,
+    Node,
+    Placement,
+    Problem,
+    Topology,
+    WorkerSlot,
+)
+from scheduler_py.reconfig.controller import ArmedPlan
+from scheduler_py.reconfig.proposal import propose, running_placement
+from scheduler_py.service.planner import PlannerConfig, plan_round
+from scheduler_py.service.snapshot import topology_view
+from tests.snapshots import snapshot, supervisor, wordcount
+
+# task ids: __acker 1-3, count 4-6, split 7-9, spout 10-11; round-robin over 3 workers
+SPREAD = [(t, t, f"s{(t - 1) % 3 + 1}", 6700) for t in range(1, 12)]
+
+
+def _cluster(topology):
+    owners = {6700: topology.id}
+    return snapshot([supervisor(f"s{i}", owners=owners) for i in (1, 2, 3)], [topology])
+
+
+def test_relabel_keeps_groups_on_the_node_they_run_on():
+    topology = Topology(
+        "t",
+        (Component("a", 2, 20.0), Component("b", 2, 20.0)),
+        (Edge("a", "b", 10.0),),
+        workers=2,
+    )
+    nodes = (Node("n1", 100.0, 4), Node("n2", 100.0, 4))
+    current = {e: WorkerSlot("n2", 6700) for e in ("a#0", "b#0")} | {
+        e: WorkerSlot("n1", 6700) for e in ("a#1", "b#1")
+    }
+    problem = Problem(nodes, topology)
+    # the algorithm put the same groups on the "wrong" labels
+    plan = Placement("t", {"a#0": "n1", "b#0": "n1", "a#1": "n2", "b#1": "n2"})
+    relabeled = relabel_nodes(problem, plan, current)
+    assert dict(relabeled.node_of) == {e: s.node for e, s in current.items()}
+
+
+def test_relabel_never_moves_a_group_onto_a_node_too_small_for_it():
+    topology = Topology("t", (Component("a", 2, 80.0),), (), workers=2)
+    nodes = (Node("big", 200.0, 4), Node("small", 50.0, 4))
+    problem = Problem(nodes, topology)
+    plan = Placement("t", {"a#0": "big", "a#1": "big"})
+    current = {"a#0": WorkerSlot("small", 6700), "a#1": WorkerSlot("small", 6700)}
+    assert dict(relabel_nodes(problem, plan, current).node_of) == dict(plan.node_of)
+
+
+def test_propose_consolidates_a_spread_topology_and_counts_restarts():
+    topo = wordcount(current=SPREAD, needs_scheduling=False)
+    view = topology_view(_cluster(topo), topo)
+    proposal = propose(view, "td", {})
+    assert proposal.running.workers_used == 3
+    assert proposal.candidate.workers_used < 3
+    assert proposal.candidate.interworker_traffic < proposal.running.interworker_traffic
+    assert not proposal.unchanged
+    # churn-minimal: the surviving worker is one that already runs, and keeps its port
+    kept = set(proposal.placement.slot_of.values()) & set(view.current_slots.values())
+    assert kept
+    assert proposal.workers_restarted == restarted_workers(
+        view.current_slots, proposal.placement.slot_of
+    )
+    report = proposal.report()
+    assert report["workers_after"] == proposal.candidate.workers_used
+    assert len(report["moves"]) == 11
+    assert report["predicted_gain"] > 0
+
+
+def test_propose_the_running_plan_again_is_unchanged():
+    topo = wordcount(current=SPREAD, needs_scheduling=False)
+    view = topology_view(_cluster(topo), topo)
+    first = propose(view, "td", {})
+    applied = wordcount(
+        current=[(s, e, sup, port) for s, e, _, sup, port in first.storm_placement],
+        needs_scheduling=False,
+    )
+    again = propose(topology_view(_cluster(applied), applied), "td", {})
+    assert again.unchanged and again.workers_restarted == 0
+
+
+def test_running_placement_has_one_worker_per_port():
+    topo = wordcount(
+        current=[(t, t, "s1", 6700 + t % 2) for t in range(1, 12)], needs_scheduling=False
+    )
+    view = topology_view(_cluster(topo), topo)
+    running = running_placement(view)
+    assert len({running.worker_key(e) for e in running.node_of}) == 2
+
+
+def test_an_armed_plan_is_placed_even_though_every_executor_runs():
+    topo = wordcount(current=SPREAD, needs_scheduling=False)
+    snap = _cluster(topo)
+    reply, records = plan_round(snap, PlannerConfig())
+    assert reply.plans[0].decision == 3  # KEEP
+    placements = tuple((t, t, c, "s1", 6700) for t, c in _components().items())
+    armed = {topo.id: ArmedPlan(topo.id, "td", "re-planned", placements)}
+    reply, records = plan_round(snap, PlannerConfig(), armed)
+    plan = reply.plans[0]
+    assert plan.decision == 1 and plan.reason == "re-planned"
+    assert {(p.supervisor_id, p.port) for p in plan.placements} == {("s1", 6700)}
+    assert records[0].decision == "PLACE"
+    # a plan for other executors (the topology changed) is ignored
+    stale = {topo.id: ArmedPlan(topo.id, "td", "stale", placements[:-1])}
+    reply, _ = plan_round(snap, PlannerConfig(), stale)
+    assert reply.plans[0].decision == 3
+
+
+def _components() -> dict[int, str]:
+    topo = wordcount()
+    return {e.task_start: e.component for e in topo.executors}

@@ -1,0 +1,157 @@
+"""The reconfiguration trigger, verdict and history (pure parts of scheduler_py.reconfig)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from scheduler_py.model.cost import Evaluation
+from scheduler_py.reconfig.history import History
+from scheduler_py.reconfig.trigger import (
+    Observation,
+    TriggerConfig,
+    after_decision,
+    judge,
+    new_watch,
+    observe,
+)
+
+SUPS = frozenset({"s1", "s2"})
+CONFIG = TriggerConfig(warmup_secs=10, cooldown_secs=300, decline_backoff_secs=60)
+
+
+def _seen(now, aggregate_ms=None, change=None, supervisors=SUPS, overloaded=()):
+    return Observation(now, aggregate_ms, change, supervisors, overloaded)
+
+
+def test_change_fires_after_m_distinct_aggregates_above_threshold():
+    watch = new_watch(0, CONFIG, SUPS)
+    watch, fired = observe(watch, _seen(20, 1, 0.5), CONFIG)
+    assert fired is None and watch.above == 1
+    # the same aggregate read again does not count twice
+    watch, fired = observe(watch, _seen(25, 1, 0.5), CONFIG)
+    assert fired is None and watch.above == 1
+    watch, fired = observe(watch, _seen(30, 2, 0.3), CONFIG)
+    assert fired is not None and fired.kind == "change"
+    assert fired.numbers["windows"] == 2 and watch.above == 0
+
+
+def test_a_window_below_threshold_resets_the_count():
+    watch = new_watch(0, CONFIG, SUPS)
+    watch, _ = observe(watch, _seen(20, 1, 0.5), CONFIG)
+    watch, _ = observe(watch, _seen(30, 2, 0.1), CONFIG)
+    watch, fired = observe(watch, _seen(40, 3, 0.5), CONFIG)
+    assert fired is None and watch.above == 1
+
+
+def test_nothing_fires_during_warmup_or_cooldown_or_when_disabled():
+    watch = new_watch(0, CONFIG, SUPS)
+    watch, fired = observe(watch, _seen(5, 1, 0.9, overloaded=("s1",)), CONFIG)
+    assert fired is None
+    watch = after_decision(watch, 20, accepted=True, config=CONFIG)
+    assert watch.quiet_until == 320
+    watch, fired = observe(watch, _seen(100, None, None, overloaded=("s1",)), CONFIG)
+    assert fired is None
+    off = TriggerConfig(enabled=False, warmup_secs=0)
+    _, fired = observe(new_watch(0, off, SUPS), _seen(1, overloaded=("s1",)), off)
+    assert fired is None
+
+
+def test_overload_and_membership_fire():
+    watch = new_watch(0, CONFIG, SUPS)
+    _, fired = observe(watch, _seen(20, overloaded=("s2",)), CONFIG)
+    assert fired.kind == "overload" and fired.numbers["nodes"] == ["s2"]
+    watch, fired = observe(watch, _seen(20, supervisors=frozenset({"s1", "s3"})), CONFIG)
+    assert fired.kind == "membership"
+    assert fired.numbers == {"joined": ["s3"], "left": ["s2"]}
+    # the new membership is the reference from now on
+    _, fired = observe(watch, _seen(400, supervisors=frozenset({"s1", "s3"})), CONFIG)
+    assert fired is None
+
+
+def test_decline_backs_off_less_than_a_reconfiguration_cools_down():
+    watch = new_watch(0, CONFIG, SUPS)
+    assert after_decision(watch, 100, False, CONFIG).quiet_until == 160
+    assert after_decision(watch, 100, True, CONFIG).quiet_until == 400
+
+
+def _evaluation(interworker, total=100.0, violations=()):
+    return Evaluation(
+        imc_gain=total - interworker,
+        internode_traffic=interworker,
+        interworker_traffic=interworker,
+        total_traffic=total,
+        node_cpu={},
+        node_memory={},
+        node_workers={},
+        max_node_load=0.0,
+        max_node_utilisation=0.5,
+        nodes_used=1,
+        workers_used=1,
+        violations=tuple(violations),
+    )
+
+
+def test_judge_accepts_only_gains_above_the_margin():
+    config = TriggerConfig(min_gain=0.05)
+    verdict = judge(_evaluation(60), _evaluation(10), config, False, 2)
+    assert verdict.accept and verdict.numbers["saved_traffic"] == 50
+    verdict = judge(_evaluation(60), _evaluation(56), config, False, 2)
+    assert not verdict.accept and "gain too small" in verdict.reason
+    verdict = judge(_evaluation(60), _evaluation(10), config, True, 0)
+    assert not verdict.accept and "running placement" in verdict.reason
+
+
+def test_judge_fixes_overload_and_never_accepts_a_broken_plan():
+    config = TriggerConfig()
+    over = _evaluation(10, violations=("node s1: CPU 120.00 exceeds capacity 100.00",))
+    assert judge(over, _evaluation(30), config, False, 1).accept
+    assert not judge(_evaluation(60), over, config, False, 1).accept
+
+
+def test_config_overrides_from_conf_and_errors_name_the_key():
+    config = TriggerConfig().for_topology(
+        {
+            "scheduler.reconfig.change.threshold": "0.4",
+            "scheduler.reconfig.change.windows": 3,
+            "scheduler.reconfig.enabled": "false",
+            "scheduler.reconfig.algorithm": "tdls",
+            "topology.workers": 3,
+        }
+    )
+    assert config.change_threshold == 0.4 and config.change_windows == 3
+    assert not config.enabled and config.algorithm == "tdls"
+    with pytest.raises(ValueError, match=r"scheduler\.reconfig\.change\.windows"):
+        TriggerConfig().for_topology({"scheduler.reconfig.change.windows": 0})
+    with pytest.raises(ValueError, match="unknown reconfiguration setting"):
+        TriggerConfig().with_overrides({"cooldown": 1}, "--reconfig")
+    with pytest.raises(ValueError, match="non-negative float"):
+        TriggerConfig().with_overrides({"cooldown.secs": "-1"}, "--reconfig")
+
+
+@pytest.mark.parametrize("persistent", [True, False])
+def test_history_folds_events_and_lists_unfinished(tmp_path, persistent):
+    history = History(tmp_path if persistent else None)
+    history.record("wc", "a", state="declined", reason="gain too small")
+    history.record("wc", "b", state="accepted", topology_id="wc-1")
+    history.record("wc", "b", state="draining", deactivated_at=12.5)
+    entries = history.entries("wc")
+    assert [e["id"] for e in entries] == ["a", "b"]
+    assert entries[1]["states"] == ["accepted", "draining"]
+    assert entries[1]["topology_id"] == "wc-1" and entries[1]["deactivated_at"] == 12.5
+    assert [e["id"] for e in history.unfinished()] == ["b"]
+    history.record("wc", "b", state="completed", pause_secs=3.0)
+    assert history.unfinished() == []
+    assert history.entries("other") == []
+
+
+def test_history_skips_a_torn_line_and_survives_a_restart(tmp_path):
+    History(tmp_path).record("my topo/1", "a", state="draining")
+    path = next((tmp_path / "history").glob("*.jsonl"))
+    with path.open("a") as out:
+        out.write('{"id": "b", "topology": "my topo/1", "at": 1, "sta')
+    again = History(tmp_path)
+    assert [e["id"] for e in again.entries("my topo/1")] == ["a"]
+    assert again.topologies() == ["my topo/1"]
+    assert json.loads(path.read_text().splitlines()[0])["state"] == "draining"
