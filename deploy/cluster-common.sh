@@ -13,6 +13,7 @@ RUN_DIR="$CLUSTER_DIR/run"
 LOG_DIR="$CLUSTER_DIR/logs"
 CONF_ROOT="$CLUSTER_DIR/conf"
 DATA_DIR="$CLUSTER_DIR/data"
+BRAIN_STATE_DIR="$DATA_DIR/brain"  # reconfiguration history (scheduler-py history --state-dir)
 
 # cluster-down/cluster-status act on the cluster as it was started: reuse its settings.
 if [[ "${CLUSTER_SCRIPT:-}" != cluster-up && -f "$RUN_DIR/cluster.env" ]]; then

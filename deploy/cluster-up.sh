@@ -248,9 +248,12 @@ fi
 if [[ $start_brain == yes ]]; then
   clog "starting brain on $BRAIN_HOST:$BRAIN_PORT"
   read -r -a brain_extra <<<"$BRAIN_ARGS"
+  # --nimbus switches the reconfiguration controller on (adaptive re-scheduling); its
+  # history survives brain restarts in $BRAIN_STATE_DIR
   start brain "PATH=$VENV/bin:$PATH" -- "$BRAIN_CMD" serve --host "$BRAIN_HOST" --port "$BRAIN_PORT" \
     --log-file "$LOG_DIR/brain.log" --plan-log "$LOG_DIR/brain-plans.jsonl" \
-    --zookeeper "$STORM_ZK_HOST:$STORM_ZK_PORT" "${brain_extra[@]}"
+    --zookeeper "$STORM_ZK_HOST:$STORM_ZK_PORT" \
+    --nimbus "127.0.0.1:$STORM_NIMBUS_PORT" --state-dir "$BRAIN_STATE_DIR" "${brain_extra[@]}"
 fi
 
 # --- 8. readiness -----------------------------------------------------------------------------
@@ -290,7 +293,7 @@ fi
 {
   echo "# written by deploy/cluster-up.sh at $(date -Is); source it to reach this cluster"
   for v in CLUSTER_DIR STORM_HOME VENV CLUSTER_PORT_OFFSET STORM_ZK_HOST STORM_ZK_PORT \
-           STORM_NIMBUS_HOST STORM_NIMBUS_PORT STORM_UI_PORT BRAIN_HOST BRAIN_PORT \
+           STORM_NIMBUS_HOST STORM_NIMBUS_PORT STORM_UI_PORT BRAIN_HOST BRAIN_PORT BRAIN_STATE_DIR \
            STORM_SUPERVISORS STORM_SUPERVISOR_HOSTS STORM_SUPERVISOR_THRIFT_BASE STORM_SLOT_BASE \
            STORM_SLOT_STRIDE STORM_SLOTS_PER_SUPERVISOR STORM_SCHEDULER SCHEDULER_BRAIN_ENABLED; do
     printf '%s=%q\n' "$v" "${!v:-}"

@@ -103,7 +103,7 @@ class MonitorStore:
     def known_topologies(self) -> set[str]:
         """Topologies with any monitoring znode: monitor, aggregate or reference."""
         names: set[str] = set()
-        for kind in ("monitor", "aggregate", "reference"):
+        for kind in ("monitor", "aggregate", "reference", "live"):
             names.update(self._children(f"{self.root}/{kind}"))
         return names
 
@@ -175,6 +175,7 @@ class MonitorStore:
             self.monitor_path(topology_id),
             self.aggregate_path(topology_id),
             self.reference_path(topology_id),
+            f"{self.root}/live/{topology_id}",
         ):
             with contextlib.suppress(NoNodeError):
                 self.client.delete(path, recursive=True)

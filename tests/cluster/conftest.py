@@ -61,6 +61,19 @@ class Cluster:
                 time.sleep(1)
 
     # -- the brain process ------------------------------------------------------------
+    def kill_brain(self) -> None:
+        """SIGKILL the brain, as a crash would."""
+        if self.brain_pidfile.exists():
+            pid = int(self.brain_pidfile.read_text().strip() or 0)
+            if pid:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                deadline = time.monotonic() + 15
+                while time.monotonic() < deadline and _alive(pid):
+                    time.sleep(0.1)
+            self.brain_pidfile.unlink(missing_ok=True)
+            _wait_port_closed(self.brain_port)
+
     def stop_brain(self) -> None:
         if not self.brain_pidfile.exists():
             return
@@ -76,24 +89,40 @@ class Cluster:
         self.brain_pidfile.unlink(missing_ok=True)
         _wait_port_closed(self.brain_port)
 
-    def start_brain(self, *command: str) -> None:
-        """Start ``command`` (default: the real brain) as this cluster's brain process."""
+    @property
+    def brain_state_dir(self) -> Path:
+        return Path(self.env["BRAIN_STATE_DIR"])
+
+    def brain_command(self, *extra: str) -> tuple[str, ...]:
+        """The real brain as deploy/cluster-up.sh starts it, plus ``extra`` arguments."""
+        return (
+            str(Path(sys.executable).with_name("scheduler-py")),
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.brain_port),
+            "--log-file",
+            str(self.directory / "logs" / "brain.log"),
+            "--plan-log",
+            str(self.plan_log),
+            "--zookeeper",
+            f"{self.env['STORM_ZK_HOST']}:{self.env['STORM_ZK_PORT']}",
+            "--nimbus",
+            self.env["STORM_NIMBUS"],
+            "--state-dir",
+            str(self.brain_state_dir),
+            *extra,
+        )
+
+    def start_brain(self, *command: str, kill: bool = False) -> None:
+        """Start ``command`` (default: the real brain) as this cluster's brain process;
+        ``kill`` stops the running one with SIGKILL (no clean shutdown) first."""
+        if kill:
+            self.kill_brain()
         self.stop_brain()
         if not command:
-            command = (
-                str(Path(sys.executable).with_name("scheduler-py")),
-                "serve",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.brain_port),
-                "--log-file",
-                str(self.directory / "logs" / "brain.log"),
-                "--plan-log",
-                str(self.plan_log),
-                "--zookeeper",
-                f"{self.env['STORM_ZK_HOST']}:{self.env['STORM_ZK_PORT']}",
-            )
+            command = self.brain_command()
         log = (self.directory / "logs" / "brain-restarts.log").open("a")
         process = subprocess.Popen(
             command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True

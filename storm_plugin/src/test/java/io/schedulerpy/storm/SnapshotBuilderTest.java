@@ -302,7 +302,7 @@ class SnapshotBuilderTest {
         assertEquals("\"wc\"", conf.get("topology.name"));
         assertEquals("1", conf.get("topology.acker.executors"));
         assertNull(conf.get("unrelated.key"));
-        assertNull(conf.get("topology.message.timeout.secs"));
+        assertNotNull(conf.get("topology.message.timeout.secs"), "the drain falls back to it");
         Map<String, String> otherConf = topology(build(), "other-1").getConf();
         assertEquals("null", otherConf.get("topology.acker.executors"), "defaults.yaml has topology.acker.executors: null");
         assertNotNull(otherConf.get("scheduler.display.resource"), "Storm's own scheduler.* keys pass too");

@@ -16,6 +16,8 @@ final class MonitorConfig {
     static final String ZK_ROOT = "scheduler.monitor.zk.root";
     static final String RETENTION_WINDOWS = "scheduler.monitor.retention.windows";
     static final String LOG_ENABLED = "scheduler.monitor.log.enabled";
+    /** Period of the live counters znode ({@code docs/monitoring-format.md} §5); 0 or negative disables it. */
+    static final String LIVE_SECS = "scheduler.monitor.live.secs";
     /** Extra (not in the contract): false = local log only, no ZooKeeper. */
     static final String ZK_ENABLED = "scheduler.monitor.zk.enabled";
     /** Extra: the ShellLogHandler {@link MonitorShellLogHandler} delegates the multilang log lines to. */
@@ -25,6 +27,10 @@ final class MonitorConfig {
     static final double DEFAULT_SAMPLE_RATE = 0.01;
     static final String DEFAULT_ZK_ROOT = "/scheduler-py";
     static final int DEFAULT_RETENTION_WINDOWS = 30;
+    static final double DEFAULT_LIVE_SECS = 1.0;
+    /** Live periods are clamped to [0.1 s, 3600 s] (a shorter one would only load ZooKeeper). */
+    static final long MIN_LIVE_MS = 100;
+    static final long MAX_LIVE_MS = 3_600_000;
 
     /** Log rotation of the contract: 16 MB per file, 3 old files. */
     static final long LOG_MAX_BYTES = 16L * 1024 * 1024;
@@ -39,6 +45,8 @@ final class MonitorConfig {
     final int retentionWindows;
     final boolean logEnabled;
     final boolean zkEnabled;
+    /** Period of the live counters in ms; 0 = disabled. */
+    final long liveMs;
     final List<String> zkServers;
     final Object zkPort;
     private final List<String> problems = new ArrayList<>();
@@ -72,6 +80,7 @@ final class MonitorConfig {
         retentionWindows = (int) retention;
         logEnabled = bool(c, LOG_ENABLED, true);
         zkEnabled = bool(c, ZK_ENABLED, true);
+        liveMs = liveMs(number(c, LIVE_SECS, DEFAULT_LIVE_SECS), c.get(LIVE_SECS));
 
         List<String> servers = new ArrayList<>();
         Object s = c.get("storm.zookeeper.servers");
@@ -84,6 +93,20 @@ final class MonitorConfig {
         }
         zkServers = Collections.unmodifiableList(servers);
         zkPort = c.getOrDefault("storm.zookeeper.port", 2181);
+    }
+
+    private long liveMs(double secs, Object raw) {
+        if (secs <= 0) {
+            return 0;
+        }
+        long ms = Math.round(secs * 1000);
+        if (ms < MIN_LIVE_MS || ms > MAX_LIVE_MS) {
+            long clamped = Math.max(MIN_LIVE_MS, Math.min(MAX_LIVE_MS, ms));
+            problems.add(LIVE_SECS + "=" + raw + " is not in [0.1, 3600] (or <= 0 to disable); using "
+                + clamped / 1000.0);
+            return clamped;
+        }
+        return ms;
     }
 
     List<String> problems() {
@@ -144,6 +167,7 @@ final class MonitorConfig {
     @Override
     public String toString() {
         return "window=" + windowMs + "ms sampleRate=" + sampleRate + " zkRoot=" + zkRoot
-            + " retention=" + retentionWindows + " log=" + logEnabled + " zk=" + (zkEnabled ? zkServers + ":" + zkPort : "off");
+            + " retention=" + retentionWindows + " log=" + logEnabled + " zk=" + (zkEnabled ? zkServers + ":" + zkPort : "off")
+            + " live=" + (liveMs > 0 ? liveMs + "ms" : "off");
     }
 }

@@ -14,8 +14,11 @@ import org.slf4j.LoggerFactory;
  * every task of the worker. It owns the traffic counters, the CPU sampler and one daemon thread
  * ({@code scheduler-py-monitor}) that closes a window every {@code scheduler.monitor.window.secs}
  * (on multiples of the window length), appends the record to the monitor log and hands it to the
- * ZooKeeper publisher. Nothing here throws into Storm: failures are logged once and the monitor
- * degrades (no ZooKeeper → local log only; no log → ZooKeeper only; a failing window is skipped).
+ * ZooKeeper publisher. It also owns the worker's {@link LiveCounters} and, when ZooKeeper is on and
+ * {@code scheduler.monitor.live.secs} &gt; 0, the {@link LivePublisher} that writes them to an
+ * ephemeral znode about once per second. Nothing here throws into Storm: failures are logged once
+ * and the monitor degrades (no ZooKeeper → local log only, no live counters; no log → ZooKeeper
+ * only; a failing window is skipped).
  */
 final class WorkerMonitor {
     private static final Logger LOG = LoggerFactory.getLogger(WorkerMonitor.class);
@@ -28,11 +31,15 @@ final class WorkerMonitor {
     final WorkerIdentity identity;
     final OnceLog problems = new OnceLog(LOG);
     private final TrafficCounters traffic = new TrafficCounters();
+    private final LiveCounters live = new LiveCounters();
     private final Map<Long, Integer> hookThreads = new ConcurrentHashMap<>();
     private final Map<Long, Integer> pids;
     private final CpuSampler cpu;
     private final RotatingLog log;
     private final ZkPublisher zk;
+    private final LivePublisher livePublisher;
+    /** When the monitor started (the live document's {@code started_ms}). */
+    private volatile long startedMs;
     private final AtomicInteger users = new AtomicInteger();
     private final Thread loop;
     private volatile boolean stopped;
@@ -96,6 +103,10 @@ final class WorkerMonitor {
                 + "the local monitor log only", null);
         }
         this.zk = z;
+        this.livePublisher = z != null && config.liveMs > 0
+            ? new LivePublisher(z, LiveRecord.path(config.zkRoot, identity.topologyId, identity.workerName()),
+                config.liveMs, this::liveJson, problems)
+            : null;
         this.loop = new Thread(this::run, "scheduler-py-monitor");
         this.loop.setDaemon(true);
     }
@@ -106,6 +117,28 @@ final class WorkerMonitor {
 
     ZkPublisher zk() {
         return zk;
+    }
+
+    LiveCounters live() {
+        return live;
+    }
+
+    LivePublisher livePublisher() {
+        return livePublisher;
+    }
+
+    long startedMs() {
+        return startedMs;
+    }
+
+    /** The live counters document now, with sequence number {@code seq} (§5 of the format). */
+    LiveRecord liveRecord(long seq) {
+        return new LiveRecord(identity.topologyId, identity.supervisorId, identity.host, identity.port,
+            System.currentTimeMillis(), startedMs, seq, live.snapshot());
+    }
+
+    private String liveJson(long seq) {
+        return liveRecord(seq).toJson();
     }
 
     RotatingLog log() {
@@ -121,14 +154,19 @@ final class WorkerMonitor {
         synchronized (this) {
             cpu.sample();                                    // baselines
             windowStartMs = System.currentTimeMillis();
+            startedMs = windowStartMs;
         }
         if (zk != null) {
             zk.start();
         }
+        if (livePublisher != null) {
+            livePublisher.start();
+        }
         loop.start();
-        LOG.info("scheduler-py monitor started for {} on {} (host {}, port {}): {}; log {}; znodes {}",
+        LOG.info("scheduler-py monitor started for {} on {} (host {}, port {}): {}; log {}; znodes {}; live {}",
             identity.topologyId, identity.workerName(), identity.host, identity.port, config,
-            log == null ? "off" : log.file(), zk == null ? "off" : zk.dir());
+            log == null ? "off" : log.file(), zk == null ? "off" : zk.dir(),
+            livePublisher == null ? "off" : livePublisher.path());
     }
 
     void release() {
@@ -141,6 +179,9 @@ final class WorkerMonitor {
     void stop() {
         stopped = true;
         loop.interrupt();
+        if (livePublisher != null) {
+            livePublisher.stop();                      // deletes the znode while the client is still open
+        }
         if (zk != null) {
             zk.stop();
         }

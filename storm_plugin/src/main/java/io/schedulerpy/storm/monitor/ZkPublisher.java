@@ -14,6 +14,7 @@ import java.util.zip.GZIPOutputStream;
 import org.apache.storm.shade.org.apache.curator.framework.CuratorFramework;
 import org.apache.storm.shade.org.apache.zookeeper.CreateMode;
 import org.apache.storm.shade.org.apache.zookeeper.KeeperException;
+import org.apache.storm.shade.org.apache.zookeeper.data.Stat;
 import org.apache.storm.utils.CuratorUtils;
 import org.apache.storm.utils.ZookeeperAuthInfo;
 import org.slf4j.Logger;
@@ -25,6 +26,9 @@ import org.slf4j.LoggerFactory;
  * gzip of the record's UTF-8 JSON, persistent; after each write it deletes the worker's window
  * znodes beyond the newest {@code retention}. Records wait in a small queue (the oldest is dropped
  * when it is full) while ZooKeeper is unreachable.
+ *
+ * <p>The same client also keeps the worker's ephemeral live-counters znode ({@link #writeEphemeral},
+ * called from {@link LivePublisher}'s thread; Curator clients are thread-safe).
  *
  * <p>Uses Storm's shaded Curator through {@link CuratorUtils#newCurator} with the worker's
  * {@code storm.zookeeper.*} settings and {@link ZookeeperAuthInfo} (topology auth when set), but
@@ -113,8 +117,11 @@ final class ZkPublisher {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        CuratorFramework c = client;
-        client = null;
+        CuratorFramework c;
+        synchronized (this) {
+            c = client;
+            client = null;
+        }
         if (c != null) {
             try {
                 c.close();
@@ -159,7 +166,11 @@ final class ZkPublisher {
         }
     }
 
-    private CuratorFramework client() {
+    /** The (started) client, created on first use; throws once the publisher is stopped. */
+    synchronized CuratorFramework client() {
+        if (stopped) {
+            throw new IllegalStateException("the ZooKeeper publisher is stopped");
+        }
         CuratorFramework c = client;
         if (c == null) {
             c = CuratorUtils.newCurator(conf, servers, port, "", new ZookeeperAuthInfo(conf), null);
@@ -177,6 +188,55 @@ final class ZkPublisher {
             c.setData().forPath(item.path, item.data);
         }
         prune(c);
+    }
+
+    /**
+     * Write {@code data} to the EPHEMERAL znode {@code path} of this client's session (parents are
+     * created persistent). Normally one {@code setData}; the znode is (re)created when it is missing
+     * (first write, or deleted with the session that owned it after a session loss), and replaced when
+     * it belongs to another session (one this client lost, or an earlier worker on the same slot whose
+     * session has not expired yet), so it always disappears with this worker. Blocks up to Curator's
+     * connection timeout and retries; call it from a thread of the monitor's own.
+     */
+    void writeEphemeral(String path, byte[] data) throws Exception {
+        CuratorFramework c = client();
+        try {
+            Stat s = c.setData().forPath(path, data);
+            long session = c.getZookeeperClient().getZooKeeper().getSessionId();
+            if (s.getEphemeralOwner() == session) {
+                return;
+            }
+            try {
+                c.delete().withVersion(s.getVersion()).forPath(path);
+            } catch (KeeperException.NoNodeException | KeeperException.BadVersionException e) {
+                // gone or rewritten meanwhile: create below (or find it again next time)
+            }
+        } catch (KeeperException.NoNodeException e) {
+            // first write, or lost with an expired session
+        }
+        try {
+            c.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(path, data);
+        } catch (KeeperException.NodeExistsException e) {
+            c.setData().forPath(path, data);     // raced with another writer; the owner is checked next time
+        }
+    }
+
+    /** Delete {@code path} if it is an ephemeral znode of this client's current session (false if not or missing). */
+    boolean deleteOwnEphemeral(String path) throws Exception {
+        CuratorFramework c = client;
+        if (c == null || stopped) {
+            return false;
+        }
+        Stat s = c.checkExists().forPath(path);
+        if (s == null || s.getEphemeralOwner() != c.getZookeeperClient().getZooKeeper().getSessionId()) {
+            return false;
+        }
+        try {
+            c.delete().withVersion(s.getVersion()).forPath(path);
+            return true;
+        } catch (KeeperException.NoNodeException | KeeperException.BadVersionException e) {
+            return false;
+        }
     }
 
     private void prune(CuratorFramework c) throws Exception {

@@ -20,7 +20,29 @@ class MonitorConfigTest {
         assertTrue(c.logEnabled);
         assertTrue(c.zkEnabled);
         assertTrue(c.zkServers.isEmpty());
+        assertEquals(1_000, c.liveMs);
         assertTrue(c.problems().isEmpty());
+    }
+
+    @Test
+    void livePeriod() {
+        Map<String, Object> conf = new HashMap<>();
+        conf.put("scheduler.monitor.live.secs", "2.5");
+        assertEquals(2_500, new MonitorConfig(conf).liveMs);
+        for (Object off : List.of(0, -1, "0", -0.5)) {
+            conf.put("scheduler.monitor.live.secs", off);
+            MonitorConfig c = new MonitorConfig(conf);
+            assertEquals(0, c.liveMs, "disabled by " + off);
+            assertTrue(c.problems().isEmpty(), c.problems().toString());
+        }
+        conf.put("scheduler.monitor.live.secs", 0.01);
+        MonitorConfig tooFast = new MonitorConfig(conf);
+        assertEquals(100, tooFast.liveMs);
+        assertEquals(1, tooFast.problems().size(), tooFast.problems().toString());
+        conf.put("scheduler.monitor.live.secs", "often");
+        MonitorConfig notANumber = new MonitorConfig(conf);
+        assertEquals(1_000, notANumber.liveMs);
+        assertEquals(1, notANumber.problems().size(), notANumber.problems().toString());
     }
 
     @Test

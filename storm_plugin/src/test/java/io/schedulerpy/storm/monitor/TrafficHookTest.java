@@ -75,6 +75,7 @@ class TrafficHookTest {
         Map<String, Map<String, Fields>> fields = new HashMap<>();
         fields.put("sentences", Map.of("default", new Fields("sentence")));
         fields.put("split", Map.of());
+        fields.put("__system", Map.of("__tick", new Fields("rate_secs")));
         return new TopologyContext(t, conf, taskToComponent, compTasks, fields, new HashMap<>(), TOPO, null, null, task,
             PORT, List.of(-1, 1, 2, 3), new HashMap<>(), new HashMap<>(), new HashMap<>(), new HashMap<>(),
             new AtomicBoolean(), null);

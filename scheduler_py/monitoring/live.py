@@ -1,0 +1,327 @@
+"""Live counters (``docs/monitoring-format.md`` §5): read them, and decide whether a topology
+has drained.
+
+Every worker monitor keeps an EPHEMERAL znode ``<root>/live/<topology-id>/<supervisor-id>:<port>``
+whose data (plain UTF-8 JSON, rewritten about once per second) holds per-task counters that
+only grow while the worker lives: tuples emitted on user streams, executed, acked, failed, and
+for spouts the tuple trees handed to the ackers and still ``pending``.
+
+To watch a drain (deactivate → wait until in-flight tuples are gone → re-assign → activate),
+poll :func:`read_live` once per period and compare consecutive polls with :func:`check_drain`::
+
+    previous = None
+    while True:
+        current = read_live(client, topology_id)
+        check = check_drain(previous, current, expected=assigned_workers)
+        if check.drained:
+            break
+        log.info("draining %s: %s", topology_id, check.detail)
+        previous = current
+        time.sleep(1.0)
+
+``pending`` only sees anchored tuple trees (a spout emit with a message id, with ackers on);
+unanchored tuples still moving through the topology are visible only as activity (counters
+that changed between two polls), which is why a drain also needs one quiet poll interval.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kazoo.exceptions import NoNodeError
+
+log = logging.getLogger(__name__)
+
+VERSION = 1
+DEFAULT_ROOT = "/scheduler-py"
+LIVE_DIR = "live"
+_TASK_COUNTERS = ("emitted", "executed", "acked", "failed", "ack_init", "pending")
+_WARNED_LIMIT = 1024
+_warned: set[tuple[str, str]] = set()
+
+
+@dataclass(frozen=True)
+class LiveTask:
+    """One task's counters, cumulative since its worker's monitor started."""
+
+    task: int
+    component: str
+    is_spout: bool
+    emitted: int
+    """emit calls on user streams (stream id not starting with ``__``), not per destination"""
+    executed: int
+    """``execute`` calls for tuples from user streams (bolts)"""
+    acked: int
+    failed: int
+    pending: int
+    """spouts: ``ack_init - acked - failed`` (≥ 0), tuple trees still in flight; bolts: 0"""
+    ack_init: int = 0
+    """spouts: tuple trees handed to the ackers (``__ack_init`` emits)"""
+
+    @property
+    def activity(self) -> int:
+        """emitted + executed + acked + failed: grows whenever the task does anything."""
+        return self.emitted + self.executed + self.acked + self.failed
+
+
+@dataclass(frozen=True)
+class LiveWorker:
+    """One worker's live counters document."""
+
+    supervisor_id: str
+    host: str
+    port: int
+    ts_ms: int
+    """when the worker took the snapshot (the worker's clock)"""
+    started_ms: int
+    """when the worker's monitor started; a new value means the counters restarted from 0"""
+    seq: int
+    tasks: tuple[LiveTask, ...]
+    topology_id: str = ""
+
+    @property
+    def key(self) -> str:
+        """``<supervisor_id>:<port>``, the znode name."""
+        return f"{self.supervisor_id}:{self.port}"
+
+    @property
+    def pending(self) -> int:
+        """Tuple trees of this worker's spouts still in flight."""
+        return sum(t.pending for t in self.tasks)
+
+    @property
+    def activity(self) -> int:
+        """Sum of every task's :attr:`LiveTask.activity`."""
+        return sum(t.activity for t in self.tasks)
+
+
+@dataclass(frozen=True)
+class DrainCheck:
+    """The outcome of comparing two polls of a topology's live counters."""
+
+    drained: bool
+    pending: int
+    """tuple trees in flight now, summed over the current workers"""
+    moved: int
+    """activity between the polls (a restarted or new worker counts as moved)"""
+    workers: int
+    """workers in the current poll"""
+    missing: tuple[str, ...]
+    """expected workers absent from the current or the previous poll"""
+    stale: tuple[str, ...]
+    """expected workers whose ``ts_ms`` did not advance between the polls"""
+    detail: str
+    """one human-readable line"""
+
+
+def live_path(topology_id: str | None = None, root: str = DEFAULT_ROOT) -> str:
+    """``<root>/live[/<topology-id>]``."""
+    path = "/" + root.strip("/") + "/" + LIVE_DIR
+    return path if topology_id is None else f"{path}/{topology_id}"
+
+
+def _field(document: Mapping[str, Any], name: str, where: str) -> Any:
+    if name not in document:
+        raise ValueError(f"{where}: missing field {name!r}")
+    return document[name]
+
+
+def _string(document: Mapping[str, Any], name: str, where: str) -> str:
+    value = _field(document, name, where)
+    if not isinstance(value, str):
+        raise ValueError(f"{where}: {name!r} must be a string, got {value!r}")
+    return value
+
+
+def _integer(document: Mapping[str, Any], name: str, where: str, minimum: int | None = 0) -> int:
+    value = _field(document, name, where)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{where}: {name!r} must be an integer, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{where}: {name!r} must be >= {minimum}, got {value}")
+    return value
+
+
+def _task(item: Any, index: int) -> LiveTask:
+    where = f"tasks[{index}]"
+    if not isinstance(item, dict):
+        raise ValueError(f"{where}: must be an object, got {type(item).__name__}")
+    spout = _field(item, "spout", where)
+    if not isinstance(spout, bool):
+        raise ValueError(f"{where}: 'spout' must be true or false, got {spout!r}")
+    counters = {name: _integer(item, name, where) for name in _TASK_COUNTERS}
+    return LiveTask(
+        task=_integer(item, "task", where, minimum=None),
+        component=_string(item, "component", where),
+        is_spout=spout,
+        **counters,
+    )
+
+
+def parse_live(data: bytes) -> LiveWorker:
+    """Parse a live znode's data (contract §5, version 1).
+
+    Raises :class:`ValueError` saying what is wrong: empty or gzipped data, bad UTF-8 or
+    JSON, an unknown ``"v"``, a missing field, a wrong type, a negative counter, a duplicate
+    task. Fields the contract does not name are ignored.
+    """
+    if not data:
+        raise ValueError("empty live znode")
+    if bytes(data[:2]) == b"\x1f\x8b":
+        raise ValueError("gzip data: a live znode holds plain UTF-8 JSON")
+    try:
+        document = json.loads(bytes(data).decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ValueError(f"not UTF-8: {error}") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"not JSON: {error}") from None
+    if not isinstance(document, dict):
+        raise ValueError(f"not a JSON object but {type(document).__name__}")
+    version = _field(document, "v", "live counters")
+    if version != VERSION or isinstance(version, bool):
+        raise ValueError(
+            f"unsupported live counters version {version!r} (this reader knows {VERSION})"
+        )
+    where = "live counters"
+    supervisor_id = _string(document, "supervisor_id", where)
+    if not supervisor_id:
+        raise ValueError(f"{where}: empty 'supervisor_id'")
+    tasks_field = _field(document, "tasks", where)
+    if not isinstance(tasks_field, list):
+        raise ValueError(f"{where}: 'tasks' must be a list, got {type(tasks_field).__name__}")
+    tasks = tuple(_task(item, i) for i, item in enumerate(tasks_field))
+    ids = [t.task for t in tasks]
+    if len(set(ids)) != len(ids):
+        duplicates = sorted({i for i in ids if ids.count(i) > 1})
+        raise ValueError(f"{where}: duplicate task ids {duplicates}")
+    return LiveWorker(
+        supervisor_id=supervisor_id,
+        host=_string(document, "host", where),
+        port=_integer(document, "port", where),
+        ts_ms=_integer(document, "ts_ms", where),
+        started_ms=_integer(document, "started_ms", where),
+        seq=_integer(document, "seq", where),
+        tasks=tuple(sorted(tasks, key=lambda t: t.task)),
+        topology_id=_string(document, "topology_id", where),
+    )
+
+
+def _warn_once(path: str, reason: str) -> None:
+    key = (path, reason)
+    if key in _warned:
+        log.debug("ignoring live counters %s: %s", path, reason)
+        return
+    if len(_warned) >= _WARNED_LIMIT:
+        _warned.clear()
+    _warned.add(key)
+    log.warning("ignoring live counters %s: %s", path, reason)
+
+
+def read_live(client: Any, topology_id: str, root: str = DEFAULT_ROOT) -> dict[str, LiveWorker]:
+    """The live counters of every worker of ``topology_id``, by ``<supervisor-id>:<port>``.
+
+    ``client`` is a started kazoo client. A topology without live znodes gives ``{}``; a
+    znode that vanishes while being read (its worker stopped) is left out; a corrupt one is
+    left out with a warning (logged once per znode and reason, then at DEBUG). Connection
+    errors are raised.
+    """
+    base = live_path(topology_id, root)
+    try:
+        names = sorted(client.get_children(base))
+    except NoNodeError:
+        return {}
+    requests = [(name, client.get_async(f"{base}/{name}")) for name in names]
+    workers: dict[str, LiveWorker] = {}
+    for name, request in requests:
+        path = f"{base}/{name}"
+        try:
+            data, _stat = request.get()
+        except NoNodeError:
+            continue
+        try:
+            worker = parse_live(data)
+        except ValueError as error:
+            _warn_once(path, str(error))
+            continue
+        if worker.key != name:
+            _warn_once(path, f"the document is for worker {worker.key!r}, not {name!r}")
+            continue
+        workers[name] = worker
+    return workers
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{word}{'' if n == 1 else 's'}"
+
+
+def check_drain(
+    previous: Mapping[str, LiveWorker] | None,
+    current: Mapping[str, LiveWorker],
+    expected: Collection[str] | None = None,
+) -> DrainCheck:
+    """Whether a (deactivated) topology has drained between two polls of :func:`read_live`.
+
+    Drained iff there is a previous poll; every expected worker (default: the keys of
+    ``previous``) is present in both polls and its ``ts_ms`` advanced (else it is
+    ``stale``); nothing is pending in the current poll; no tuple moved in between (``moved``
+    = sum over the current workers of their activity growth; a worker whose ``started_ms``
+    changed counts with all its activity and at least 1, a worker absent from ``previous``
+    with all its activity); and at least one worker published counters (an empty poll
+    proves nothing: the monitor may be off). Pure: no I/O, no clock.
+    """
+    pending = sum(w.pending for w in current.values())
+    workers = len(current)
+    if expected is not None:
+        keys = sorted(set(expected))
+    elif previous is not None:
+        keys = sorted(previous)
+    else:
+        keys = sorted(current)
+
+    if previous is None:
+        missing = tuple(k for k in keys if k not in current)
+        parts = ["first poll: nothing to compare yet"]
+        if pending:
+            parts.append(f"pending {pending} tuple {_plural(pending, 'tree')}")
+        if missing:
+            parts.append(f"missing {_plural(len(missing), 'worker')} {', '.join(missing)}")
+        return DrainCheck(False, pending, 0, workers, missing, (), ", ".join(parts))
+
+    missing = tuple(k for k in keys if k not in current or k not in previous)
+    stale = tuple(
+        k for k in keys if k in current and k in previous and current[k].ts_ms <= previous[k].ts_ms
+    )
+    moved = 0
+    for key, now in current.items():
+        before = previous.get(key)
+        if before is None:
+            moved += now.activity
+        elif now.started_ms != before.started_ms:
+            moved += max(1, now.activity)
+        else:
+            moved += abs(now.activity - before.activity)
+
+    drained = bool(current) and not missing and not stale and pending == 0 and moved == 0
+    if drained:
+        detail = (
+            f"drained: nothing pending, nothing moved since last poll on "
+            f"{workers} {_plural(workers, 'worker')}"
+        )
+    else:
+        parts = []
+        if not current:
+            parts.append("no live counters published (is the worker monitor enabled?)")
+        if pending:
+            parts.append(f"pending {pending} tuple {_plural(pending, 'tree')}")
+        if moved:
+            parts.append(f"{moved} {_plural(moved, 'tuple')} moved since last poll")
+        if missing:
+            parts.append(f"missing {_plural(len(missing), 'worker')} {', '.join(missing)}")
+        if stale:
+            parts.append(f"stale {_plural(len(stale), 'worker')} {', '.join(stale)}")
+        detail = ", ".join(parts)
+    return DrainCheck(drained, pending, moved, workers, missing, stale, detail)
