@@ -75,8 +75,12 @@ EOF
     render_conf
     exec "$STORM_HOME/bin/storm" "$role" ;;
   brain)
+    # measured costs from ZooKeeper; --nimbus: the reconfiguration controller (its history
+    # in the brain-data volume survives restarts)
     exec "$VENV/bin/scheduler-py" serve --host 0.0.0.0 --port "$BRAIN_PORT" \
-      --log-file "$STORM_LOG_DIR/brain.log" "$@" ;;
+      --log-file "$STORM_LOG_DIR/brain.log" \
+      --zookeeper "$STORM_ZK_HOST:$STORM_ZK_PORT" \
+      --nimbus "$STORM_NIMBUS_HOST:$STORM_NIMBUS_PORT" --state-dir /var/storm/brain "$@" ;;
   submit)
     [[ $# -ge 1 ]] || { echo "usage: submit <project> [name] [sparse options...]" >&2; exit 2; }
     render_conf

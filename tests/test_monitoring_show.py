@@ -71,3 +71,17 @@ def test_first_aggregate_has_no_change_signal():
     text = render(document, now_ms=1_065_000)
     assert "missing workers" not in text
     assert text.endswith("change signal vs reference: n/a (first aggregate)")
+
+
+def test_interworker_traffic_counts_pairs_across_workers_only():
+    from scheduler_py.monitoring.show import interworker_traffic
+
+    document = DOCUMENT | {
+        "pairs": [
+            {"src": [4, 4], "dst": [2, 3], "tuples_per_s": 30.0},  # 6700 -> 6720: remote
+            {"src": [4, 4], "dst": [-1, -1], "tuples_per_s": 10.0},  # same worker
+            {"src": [9, 9], "dst": [4, 4], "tuples_per_s": 99.0},  # unknown executor: skipped
+        ]
+    }
+    assert interworker_traffic(document) == (30.0, 40.0)
+    assert "inter-worker traffic: 30.0 of 40.0 tuples/s (75%)" in render(document, 1_065_000)

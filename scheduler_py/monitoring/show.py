@@ -13,6 +13,25 @@ from scheduler_py.monitoring.zk import DEFAULT_ROOT, MonitorStore, connect
 from scheduler_py.storm.stormctl import NimbusCtl, parse_hostport
 
 
+def interworker_traffic(document: Mapping[str, Any]) -> tuple[float, float]:
+    """(tuples/s between executors measured in different workers, all tuples/s) of an
+    aggregate; pairs whose executors it does not locate are left out of both."""
+    worker = {
+        (ex["task_start"], ex["task_end"]): (ex.get("host"), ex.get("port"))
+        for ex in document.get("executors", [])
+    }
+    remote = total = 0.0
+    for pair in document.get("pairs", []):
+        src = worker.get(tuple(pair["src"]))
+        dst = worker.get(tuple(pair["dst"]))
+        if src is None or dst is None:
+            continue
+        total += pair["tuples_per_s"]
+        if src != dst:
+            remote += pair["tuples_per_s"]
+    return remote, total
+
+
 def render(document: Mapping[str, Any], now_ms: int) -> str:
     age = (now_ms - int(document.get("computed_at_ms", now_ms))) / 1000
     seconds = (document["window_end_ms"] - document["window_start_ms"]) / 1000
@@ -39,6 +58,13 @@ def render(document: Mapping[str, Any], now_ms: int) -> str:
         lines.append(
             "missing workers (no records in the last window): "
             + ", ".join(f"{m['supervisor_id']}:{m['port']}" for m in missing)
+        )
+    remote, total = interworker_traffic(document)
+    if total > 0:
+        lines.append("")
+        lines.append(
+            f"inter-worker traffic: {remote:.1f} of {total:.1f} tuples/s "
+            f"({remote / total:.0%}) between executors in different workers"
         )
     change = (document.get("change") or {}).get("l1_relative")
     lines.append("")

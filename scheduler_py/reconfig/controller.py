@@ -200,7 +200,7 @@ class Controller:
             algorithm = config.algorithm
         if algorithm and algorithm != chosen:
             chosen, params = algorithm, dict(self.planner.default_params.get(algorithm, {}))
-        return propose(view, chosen, params)
+        return propose(view, chosen, params, {s.id: s.host for s in snapshot.supervisors})
 
     # -- the trigger loop ------------------------------------------------------------
     def start(self) -> None:

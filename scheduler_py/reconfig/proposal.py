@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler_py.algorithms import registry
@@ -35,6 +35,8 @@ class Proposal:
     candidate: Evaluation
     workers_restarted: int
     workers_stopped: int
+    hosts: Mapping[str, str] = field(default_factory=dict)
+    """supervisor id -> host, for reports"""
 
     @property
     def topology_id(self) -> str:
@@ -62,6 +64,9 @@ class Proposal:
         after = _members(self.placement.slot_of)
         return {f"{s.node}:{s.port}" for s, ex in after.items() if before.get(s) != ex}
 
+    def _where(self, slot: WorkerSlot) -> str:
+        return f"{self.hosts.get(slot.node, slot.node)}:{slot.port}"
+
     def report(self) -> dict[str, Any]:
         """What ``scheduler-py replan`` prints and the history keeps."""
         moves = []
@@ -72,8 +77,8 @@ class Proposal:
                 {
                     "executor": eid,
                     "tasks": f"{start}-{end}",
-                    "from": f"{now.node}:{now.port}" if now else None,
-                    "to": f"{slot.node}:{slot.port}",
+                    "from": self._where(now) if now else None,
+                    "to": self._where(slot),
                 }
             )
         return {
@@ -119,7 +124,12 @@ def running_placement(view: TopologyView) -> Placement:
     )
 
 
-def propose(view: TopologyView, algorithm: str, params: Mapping[str, Any]) -> Proposal:
+def propose(
+    view: TopologyView,
+    algorithm: str,
+    params: Mapping[str, Any],
+    hosts: Mapping[str, str] | None = None,
+) -> Proposal:
     """Plan ``view``'s topology again with ``algorithm`` and compare with what runs now.
 
     Raises :class:`SchedulingError` when the topology is not fully placed (the scheduling
@@ -153,4 +163,5 @@ def propose(view: TopologyView, algorithm: str, params: Mapping[str, Any]) -> Pr
         candidate=evaluate(problem, placement),
         workers_restarted=restarted_workers(view.current_slots, placement.slot_of),
         workers_stopped=len(before - after),
+        hosts=dict(hosts or {}),
     )

@@ -1,0 +1,292 @@
+"""Adaptive re-scheduling on the real local cluster (issue 7).
+
+One word count runs through the whole story, in file order (each test builds on the state
+the previous one left; the module fixture owns the topology):
+
+1. heavy split bolts (80 ms of CPU per sentence), placed round-robin by ``even`` over the
+   three supervisors, each capped at 50 % CPU for this topology: nothing is re-planned over
+   several aggregates (no oscillation without a change);
+2. ``scheduler-py replan --dry-run`` shows a plan and changes nothing in Nimbus;
+3. the test makes the split bolts cheap at runtime (control file): the change trigger fires
+   once, the controller drains, Nimbus applies the consolidated ``td`` plan, the measured
+   inter-worker traffic drops, and nothing more happens over the next aggregates;
+4. an operator ``replan`` is interrupted by killing the brain mid-drain: the restarted brain
+   resumes the topology and the history says completed or rolled back;
+5. every message id the spout ever emitted was acked (its ledger on disk proves it).
+
+The worker monitor is enabled per topology (as in test_monitoring.py); the test runs
+``scheduler-py aggregate --every 5s`` itself (the cluster fixture starts none).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from scheduler_py.monitoring.zk import MonitorStore, connect
+from scheduler_py.reconfig.history import TERMINAL, History
+from tests.cluster.ledger import read_ledgers
+from tests.cluster.waiting import wait_until
+
+pytestmark = pytest.mark.cluster
+
+NAME = "wc-reconfig"
+ROOT = "/scheduler-py"
+HEAVY = {"interval_ms": 200, "split_cpu_ms": 80}
+LIGHT = {"interval_ms": 200, "split_cpu_ms": 0}
+SCHEDULER_PY = str(Path(sys.executable).with_name("scheduler-py"))
+
+
+def _zk(cluster) -> str:
+    return f"{cluster.env['STORM_ZK_HOST']}:{cluster.env['STORM_ZK_PORT']}"
+
+
+def _write_control(path: Path, values: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(values))
+    os.replace(tmp, path)
+
+
+class Story:
+    def __init__(self, cluster, store, topology_id, control, ledger):
+        self.cluster = cluster
+        self.store = store
+        self.topology_id = topology_id
+        self.control = control
+        self.ledger = ledger
+        self.history = History(cluster.brain_state_dir)
+        self.traffic_before: float | None = None
+
+    def entries(self) -> list[dict]:
+        return self.history.entries(NAME)
+
+    def aggregate(self) -> dict | None:
+        return self.store.read_aggregate(self.topology_id)
+
+    def placement(self) -> set[tuple[int, int, str, int]]:
+        return {
+            (r.task_start, r.task_end, r.host, r.port)
+            for r in self.cluster.nimbus.executor_runs(NAME)
+        }
+
+    def next_aggregates(self, count: int, timeout: float = 120) -> dict:
+        """Wait for ``count`` new aggregates; return the last."""
+        seen = {(self.aggregate() or {}).get("computed_at_ms")}
+        last: dict = {}
+
+        def more():
+            nonlocal last
+            doc = self.aggregate()
+            if doc and doc.get("computed_at_ms") not in seen:
+                seen.add(doc["computed_at_ms"])
+                last = doc
+            return len(seen) > count
+
+        wait_until(more, timeout, f"{count} new aggregates")
+        return last
+
+    def interworker_share(self, doc: dict) -> float:
+        """Measured tuples/s between executors in different workers, over all tuples/s."""
+        worker = {(s, e): (h, p) for s, e, h, p in self.placement()}
+        total = remote = 0.0
+        for pair in doc["pairs"]:
+            src, dst = worker.get(tuple(pair["src"])), worker.get(tuple(pair["dst"]))
+            if src is None or dst is None:
+                continue
+            total += pair["tuples_per_s"]
+            if src != dst:
+                remote += pair["tuples_per_s"]
+        assert total > 0, f"no measured traffic in {doc}"
+        return remote / total
+
+    def run(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [SCHEDULER_PY, *args, "--brain", f"127.0.0.1:{self.cluster.brain_port}"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+
+@pytest.fixture(scope="module")
+def story(cluster, tmp_path_factory):
+    work = tmp_path_factory.mktemp("reconfig")
+    control, ledger = work / "control.json", work / "ledger"
+    _write_control(control, HEAVY)
+    cluster.start_brain(*cluster.brain_command("--reconfig-check-secs", "2"))
+    aggregator = subprocess.Popen(
+        [
+            SCHEDULER_PY,
+            "aggregate",
+            "--every",
+            "5s",
+            "--window",
+            "20s",
+            "--master",
+            "local[1]",
+            "--zookeeper",
+            _zk(cluster),
+            "--nimbus",
+            cluster.env["STORM_NIMBUS"],
+            "--log-file",
+            str(cluster.directory / "logs" / "aggregate-reconfig.log"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    client = connect(_zk(cluster))
+    try:
+        topology_id = cluster.submit(
+            NAME,
+            "topology.workers=3",
+            "topology.max.spout.pending=50",
+            "topology.disable.loadaware.messaging=true",
+            "topology.component.cpu.pcore.percent=5",
+            "scheduler.brain.algorithm=even",
+            "scheduler.brain.node.cpu.cap=50",
+            "scheduler.reconfig.algorithm=td",
+            "scheduler.reconfig.change.threshold=0.15",
+            # 4 aggregates 5 s apart: the 20 s window then holds only the new load
+            "scheduler.reconfig.change.windows=4",
+            "scheduler.reconfig.warmup.secs=15",
+            "scheduler.reconfig.cooldown.secs=40",
+            "scheduler.reconfig.drain.min.secs=8",
+            'topology.auto.task.hooks=["io.schedulerpy.storm.monitor.TrafficHook"]',
+            "topology.multilang.log.handler=io.schedulerpy.storm.monitor.MonitorShellLogHandler",
+            "scheduler.monitor.window.secs=5",
+            f"wordcount.control.file={control}",
+            f"wordcount.ledger.dir={ledger}",
+            wait_acked=20,
+        )
+        yield Story(cluster, MonitorStore(client, ROOT), topology_id, control, ledger)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(aggregator.pid, signal.SIGTERM)
+        aggregator.wait(timeout=60)
+        client.stop()
+        client.close()
+        cluster.kill(NAME)
+        cluster.start_brain()
+
+
+def test_steady_load_is_not_replanned(story):
+    # warm-up (15 s) plus one 20 s aggregation window, then the reference is rebased
+    story.next_aggregates(3, timeout=240)
+    wait_until(lambda: len(story.placement()) == 11, 60, "all executors running")
+    before = story.placement()
+    assert len({(h, p) for _, _, h, p in before}) == 3, "even should use three workers"
+    time.sleep(20)
+    doc = story.next_aggregates(4)
+    assert story.entries() == [], f"re-planned without a load change: {story.entries()}"
+    assert story.placement() == before
+    story.traffic_before = story.interworker_share(doc)
+    assert story.traffic_before > 0.3, story.traffic_before
+
+
+def test_dry_run_changes_nothing(story):
+    before = story.placement()
+    result = story.run("replan", NAME, "--algorithm", "td", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert "proposed" in result.stdout and "restarted:" in result.stdout, result.stdout
+    assert "reconfiguration" not in result.stdout, result.stdout
+    time.sleep(10)
+    assert story.placement() == before
+    assert story.cluster.nimbus.status(NAME) == "ACTIVE"
+    assert story.entries() == []
+
+
+def test_load_drop_triggers_one_reconfiguration_that_cuts_interworker_traffic(story):
+    assert story.traffic_before is not None, "needs test_steady_load_is_not_replanned"
+    before = story.placement()
+    _write_control(story.control, LIGHT)
+
+    def finished():
+        entries = story.entries()
+        return entries and entries[-1].get("state") in TERMINAL and entries
+
+    entries = wait_until(finished, 300, "a reconfiguration decision", lambda: story.entries())
+    completed = [e for e in entries if e["state"] == "completed"]
+    assert len(completed) == 1 and completed[0]["trigger"] == "change", entries
+    entry = completed[0]
+    assert entry["states"] == ["accepted", "draining", "applying", "resuming", "completed"]
+    assert entry["numbers"]["interworker_after"] < entry["numbers"]["interworker_before"]
+    assert entry["pause_secs"] >= 8 and "drained after" in entry["drain"]
+    after = story.placement()
+    assert after != before
+    planned = {(p[0], p[1], p[4]) for p in entry["storm_placement"]}
+    assert {(s, e, p) for s, e, _, p in after} == planned
+    assert story.cluster.nimbus.status(NAME) == "ACTIVE"
+    # measured after the resume: an aggregation window that starts after it
+    resumed_ms = int(entry["resumed_at"] * 1000)
+
+    def after_resume():
+        doc = story.aggregate()
+        return doc if doc and doc["window_start_ms"] > resumed_ms + 5000 else None
+
+    doc = wait_until(after_resume, 180, "an aggregate measured after the reconfiguration")
+    share = story.interworker_share(doc)
+    assert share < story.traffic_before / 2, (share, story.traffic_before)
+    # no oscillation: the new placement holds, nothing else is re-planned
+    story.next_aggregates(6, timeout=180)
+    assert [e["state"] for e in story.entries()] == ["completed"], story.entries()
+    assert story.placement() == after
+    history = story.run("history", NAME)
+    assert history.returncode == 0 and "completed" in history.stdout, history.stdout
+
+
+def test_brain_killed_mid_drain_resumes_the_topology(story):
+    cluster = story.cluster
+    count = len(story.entries())
+    result = story.run("replan", NAME, "--algorithm", "even", "--no-wait")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+    def draining():
+        entries = story.entries()
+        return len(entries) > count and entries[-1].get("state") == "draining"
+
+    wait_until(draining, 60, "the drain to start", lambda: story.entries()[-1:])
+    assert cluster.nimbus.status(NAME) == "INACTIVE"
+    cluster.start_brain(*cluster.brain_command("--reconfig-check-secs", "2"), kill=True)
+
+    def settled():
+        entry = story.entries()[-1]
+        return entry.get("state") in TERMINAL and entry
+
+    entry = wait_until(settled, 120, "the restarted brain to settle the reconfiguration")
+    assert entry["state"] in ("completed", "rolled_back"), entry
+    assert "brain restarted" in entry["reason"], entry
+    wait_until(lambda: cluster.nimbus.status(NAME) == "ACTIVE", 60, "the topology to resume")
+    acked = cluster.nimbus.topology_state(NAME).acked
+    wait_until(
+        lambda: cluster.nimbus.topology_state(NAME).acked > acked, 120, "tuples to flow again"
+    )
+
+
+def test_no_tuple_was_lost(story):
+    cluster = story.cluster
+    cluster.nimbus.deactivate(NAME)
+
+    def all_acked():
+        summary = read_ledgers(story.ledger)
+        return summary.emitted > 0 and not summary.unacked and summary
+
+    summary = wait_until(
+        all_acked, 120, "every emitted message id to be acked", lambda: read_ledgers(story.ledger)
+    )
+    print(
+        f"ledger: {summary.emitted} message ids emitted, {summary.acked} acked, "
+        f"{summary.failed} fails, {summary.replays} replays, over {len(summary.files)} spout "
+        "process(es)"
+    )
+    assert summary.acked == summary.emitted
+    cluster.nimbus.activate(NAME)
