@@ -159,14 +159,11 @@ class ZooKeeperAggregates(MeasuredCostsSource):
             self._warned = True
 
     def close(self) -> None:
+        from scheduler_py.monitoring.zk import close_quietly
+
         with self._lock:
             client, self._client = self._client, None
-        if client is not None:
-            try:
-                client.stop()
-                client.close()
-            except Exception:  # closing is best effort
-                log.debug("closing the ZooKeeper client failed", exc_info=True)
+        close_quietly(client)
 
 
 # --------------------------------------------------------------------------- mapping

@@ -60,6 +60,17 @@ class RawWindow:
         return int(digits) if digits.isdigit() else None
 
 
+def close_quietly(client: Any) -> None:
+    """Stop and close a kazoo client; closing is best effort (logged at debug)."""
+    if client is None:
+        return
+    try:
+        client.stop()
+        client.close()
+    except Exception:
+        log.debug("closing the ZooKeeper client failed", exc_info=True)
+
+
 def connect(hosts: str = DEFAULT_HOSTS, timeout: float = 10.0) -> KazooClient:
     """A started kazoo client (raises ``kazoo.handlers.threading.KazooTimeoutError``)."""
     client = KazooClient(hosts=hosts, timeout=timeout)

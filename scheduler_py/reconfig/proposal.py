@@ -20,6 +20,7 @@ from scheduler_py.model.cost import Evaluation, evaluate
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.slots import assign_slots, relabel_nodes, restarted_workers
 from scheduler_py.model.types import Placement, WorkerSlot
+from scheduler_py.service.planner import check_workers
 from scheduler_py.service.snapshot import TopologyView
 
 StormPlacement = tuple[int, int, str, str, int]
@@ -146,12 +147,7 @@ def propose(
     placement = registry.run(algorithm, problem, dict(params))
     placement = relabel_nodes(problem, placement, view.current_slots)
     placement = assign_slots(placement, view.free_ports, view.current_slots)
-    workers = len(set(placement.slot_of.values()))
-    if workers > problem.topology.workers:
-        raise SchedulingError(
-            f"the plan needs {workers} workers but topology.workers is "
-            f"{problem.topology.workers} (Storm rejects more)"
-        )
+    check_workers(placement, problem.topology.workers)
     running = running_placement(view)
     before = set(view.current_slots.values())
     after = set(placement.slot_of.values())

@@ -9,7 +9,7 @@ from typing import Any
 
 from scheduler_py.monitoring.aggregate import reference_document
 from scheduler_py.monitoring.live import LiveWorker, read_live
-from scheduler_py.monitoring.zk import MonitorStore
+from scheduler_py.monitoring.zk import MonitorStore, close_quietly
 
 log = logging.getLogger(__name__)
 
@@ -47,9 +47,4 @@ class ZooKeeperLink:
     def close(self) -> None:
         with self._lock:
             client, self._client = self._client, None
-        if client is not None:
-            try:
-                client.stop()
-                client.close()
-            except Exception:
-                log.debug("closing the ZooKeeper client failed", exc_info=True)
+        close_quietly(client)

@@ -26,6 +26,7 @@ from scheduler_py.algorithms import registry
 from scheduler_py.model.cost import evaluate
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.slots import assign_slots
+from scheduler_py.model.types import Placement
 from scheduler_py.monitoring.measured import MeasuredCostsSource
 from scheduler_py.service.snapshot import TopologyView, topology_view
 from scheduler_py.service.wire import wire
@@ -127,17 +128,24 @@ def choose_algorithm(conf: Mapping[str, Any], config: PlannerConfig) -> tuple[st
     return algorithm, params
 
 
+def check_workers(placement: Placement, allowed: int) -> int:
+    """The number of workers (slots) ``placement`` uses; more than ``allowed``
+    (``topology.workers``, which Storm enforces) raises :class:`SchedulingError`."""
+    workers = len(set(placement.slot_of.values()))
+    if workers > allowed:
+        raise SchedulingError(
+            f"the plan needs {workers} workers but topology.workers is {allowed} (Storm "
+            "rejects more); raise topology.workers or choose an algorithm that consolidates "
+            "(e.g. td)"
+        )
+    return workers
+
+
 def _place(w: Any, view: TopologyView, algorithm: str, params: dict[str, Any]):
     problem = view.problem
     placement = registry.run(algorithm, problem, params)
     placement = assign_slots(placement, view.free_ports, view.current_slots)
-    workers = len(set(placement.slot_of.values()))
-    if workers > problem.topology.workers:
-        raise SchedulingError(
-            f"the plan needs {workers} workers but topology.workers is "
-            f"{problem.topology.workers} (Storm rejects more); raise topology.workers or "
-            f"choose an algorithm that consolidates (e.g. td)"
-        )
+    workers = check_workers(placement, problem.topology.workers)
     placements = []
     record_map = {}
     storm_map = {}

@@ -63,24 +63,15 @@ class Cluster:
     # -- the brain process ------------------------------------------------------------
     def kill_brain(self) -> None:
         """SIGKILL the brain, as a crash would."""
-        if self.brain_pidfile.exists():
-            pid = int(self.brain_pidfile.read_text().strip() or 0)
-            if pid:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-                deadline = time.monotonic() + 15
-                while time.monotonic() < deadline and _alive(pid):
-                    time.sleep(0.1)
-            self.brain_pidfile.unlink(missing_ok=True)
-            _wait_port_closed(self.brain_port)
+        self.stop_brain(signal.SIGKILL)
 
-    def stop_brain(self) -> None:
+    def stop_brain(self, how: signal.Signals = signal.SIGTERM) -> None:
         if not self.brain_pidfile.exists():
             return
         pid = int(self.brain_pidfile.read_text().strip() or 0)
         if pid:
             with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
+                os.kill(pid, how)
             deadline = time.monotonic() + 15
             while time.monotonic() < deadline and _alive(pid):
                 time.sleep(0.2)
