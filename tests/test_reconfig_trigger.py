@@ -51,8 +51,9 @@ def test_nothing_fires_during_warmup_or_cooldown_or_when_disabled():
     assert fired is None
     watch = after_decision(watch, 20, accepted=True, config=CONFIG)
     assert watch.quiet_until == 320
-    watch, fired = observe(watch, _seen(100, None, None, overloaded=("s1",)), CONFIG)
-    assert fired is None
+    for aggregate in (1, 2, 3):
+        watch, fired = observe(watch, _seen(100, aggregate, overloaded=("s1",)), CONFIG)
+        assert fired is None
     off = TriggerConfig(enabled=False, warmup_secs=0)
     _, fired = observe(new_watch(0, off, SUPS), _seen(1, overloaded=("s1",)), off)
     assert fired is None
@@ -60,7 +61,11 @@ def test_nothing_fires_during_warmup_or_cooldown_or_when_disabled():
 
 def test_overload_and_membership_fire():
     watch = new_watch(0, CONFIG, SUPS)
-    _, fired = observe(watch, _seen(20, overloaded=("s2",)), CONFIG)
+    once, fired = observe(watch, _seen(20, 1, overloaded=("s2",)), CONFIG)
+    assert fired is None  # one aggregate is not enough
+    again, fired = observe(once, _seen(21, 1, overloaded=("s2",)), CONFIG)
+    assert fired is None  # the same aggregate read again does not count
+    _, fired = observe(again, _seen(25, 2, overloaded=("s2",)), CONFIG)
     assert fired.kind == "overload" and fired.numbers["nodes"] == ["s2"]
     watch, fired = observe(watch, _seen(20, supervisors=frozenset({"s1", "s3"})), CONFIG)
     assert fired.kind == "membership"

@@ -263,7 +263,8 @@ class Controller:
             aggregate_ms = aggregate.get("computed_at_ms") if aggregate else None
             change = (aggregate.get("change") or {}).get("l1_relative") if aggregate else None
         overloaded: tuple[str, ...] = ()
-        if measured and view.complete:
+        if measured and view.complete and watch.rebase_after_ms is None:
+            # only steady measurements: not while warming up after a start or a move
             overloaded = _overloaded(view)
         seen = Observation(now, aggregate_ms, change, supervisors, overloaded)
         watch, fired = observe(watch, seen, config)

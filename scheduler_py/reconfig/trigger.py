@@ -9,7 +9,8 @@ difference between successive measurements" (paper 000 §6), with the defaults o
    * **change**: the aggregate's change signal ``‖x − x_ref‖₁ / ‖x_ref‖₁`` exceeds θ
      (``change_threshold``, default 0.25) in ``windows`` (m, default 2) consecutive
      aggregates — consecutive *distinct* aggregates, an aggregate read twice counts once;
-   * **overload**: under the measured costs some node's load exceeds its capacity;
+   * **overload**: under the measured costs some node's load exceeds its capacity, in
+     ``windows`` consecutive aggregates too (one noisy aggregate must not move a topology);
    * **membership**: the set of live supervisors differs from the one the running
      placement was made for.
 
@@ -150,6 +151,8 @@ class Watch:
     last_aggregate_ms: int | None = None
     above: int = 0
     """consecutive distinct aggregates above θ"""
+    overloaded: int = 0
+    """consecutive distinct aggregates under which a node is overloaded"""
     quiet_until: float = 0.0
     """no firing before this time (cooldown, decline back-off, warm-up)"""
     rebase_after_ms: int | None = None
@@ -171,14 +174,16 @@ def new_watch(now: float, config: TriggerConfig, supervisors: frozenset[str]) ->
 def observe(watch: Watch, seen: Observation, config: TriggerConfig) -> tuple[Watch, Trigger | None]:
     """Advance ``watch`` with ``seen``; return the new watch and the trigger that fired, if
     any. Firing resets the consecutive count (the caller then judges and records)."""
-    above = watch.above
+    above, overloaded = watch.above, watch.overloaded
     fresh = seen.aggregate_ms is not None and seen.aggregate_ms != watch.last_aggregate_ms
     if fresh:
         changed = seen.change is not None and seen.change > config.change_threshold
         above = above + 1 if changed else 0
+        overloaded = overloaded + 1 if seen.overloaded else 0
     watch = replace(
         watch,
         above=above,
+        overloaded=overloaded,
         last_aggregate_ms=seen.aggregate_ms if fresh else watch.last_aggregate_ms,
     )
     if not config.enabled or seen.now < watch.quiet_until:
@@ -192,11 +197,12 @@ def observe(watch: Watch, seen: Observation, config: TriggerConfig) -> tuple[Wat
             f"supervisors joined {joined or 'none'}, left {left or 'none'}",
             {"joined": joined, "left": left},
         )
-    elif seen.overloaded:
+    elif seen.overloaded and overloaded >= config.change_windows:
         trigger = Trigger(
             "overload",
-            f"measured load exceeds the capacity of {', '.join(seen.overloaded)}",
-            {"nodes": list(seen.overloaded)},
+            f"measured load exceeds the capacity of {', '.join(seen.overloaded)} in "
+            f"{overloaded} consecutive aggregates",
+            {"nodes": list(seen.overloaded), "windows": overloaded},
         )
     elif above >= config.change_windows:
         trigger = Trigger(
@@ -207,14 +213,14 @@ def observe(watch: Watch, seen: Observation, config: TriggerConfig) -> tuple[Wat
         )
     if trigger is None:
         return watch, None
-    return replace(watch, above=0, supervisors=seen.supervisors), trigger
+    return replace(watch, above=0, overloaded=0, supervisors=seen.supervisors), trigger
 
 
 def after_decision(watch: Watch, now: float, accepted: bool, config: TriggerConfig) -> Watch:
     """The watch after a judged trigger: cooldown after a reconfiguration, back-off after a
     declined one."""
     pause = config.cooldown_secs if accepted else config.decline_backoff_secs
-    return replace(watch, above=0, quiet_until=max(watch.quiet_until, now + pause))
+    return replace(watch, above=0, overloaded=0, quiet_until=max(watch.quiet_until, now + pause))
 
 
 @dataclass(frozen=True)
