@@ -4,7 +4,7 @@ One word count runs through the whole story, in file order (each test builds on 
 the previous one left; the module fixture owns the topology):
 
 1. heavy split bolts (80 ms of CPU per sentence), placed round-robin by ``even`` over the
-   three supervisors, each capped at 50 % CPU for this topology: nothing is re-planned over
+   three supervisors, each capped at 60 % CPU for this topology: nothing is re-planned over
    several aggregates (no oscillation without a change);
 2. ``scheduler-py replan --dry-run`` shows a plan and changes nothing in Nimbus;
 3. the test makes the split bolts cheap at runtime (control file): the change trigger fires
