@@ -23,6 +23,12 @@ restarted, the drain and the pause (deactivate → activate) from the history en
 throughput before and after, and the outcome; the notes give the inter-worker traffic the
 controller predicted before → after (its costs: declared, or measured when aggregates exist).
 
+The ratio after/before also holds whatever drifts between the two measurements (the
+topology warming up, the previous topology's workers still exiting): ``--set
+algorithm=even`` re-plans to the running placement, i.e. changes nothing ("unchanged"), and
+shows that drift on its own (quick mode on the 2-core machine: word count 1.00×, Linear
+1.29×).
+
 A reconfiguration that fails, rolls back or is refused is a row with that outcome, not a
 crash; the cluster is always stopped. The brain's log and the history journals are copied to
 ``<output-dir>/reconfig_pause-logs/`` (the cluster directory itself is temporary).
