@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+from scheduler_py.monitoring.zkserver import LocalZooKeeper, storm_home
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``SCHEDULER_PY_SKIP_CLUSTER=1`` deselects the real-cluster tests (for quick loops)."""
@@ -15,3 +17,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "cluster" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="module")
+def zookeeper(tmp_path_factory: pytest.TempPathFactory):
+    """A real ZooKeeper (the Storm home's jars) for one test module; skipped without them."""
+    if storm_home() is None:
+        pytest.skip(
+            "no Storm home with ZooKeeper jars (build/storm-home or $STORM_HOME): "
+            "`make test` installs it first (deploy/install-storm.sh)"
+        )
+    server = LocalZooKeeper(tmp_path_factory.mktemp("zookeeper"))
+    server.start()
+    yield server
+    server.stop()

@@ -23,7 +23,7 @@ from scheduler_py.monitoring.live import (
     read_live,
 )
 from scheduler_py.monitoring.zk import connect
-from scheduler_py.monitoring.zkserver import LocalZooKeeper, storm_home
+from scheduler_py.monitoring.zkserver import LocalZooKeeper
 
 # Exactly what LiveCountersTest.recordJsonShape (Java) expects the worker to write.
 JAVA_DOCUMENT = (
@@ -326,19 +326,6 @@ def test_read_live_without_a_server(caplog: pytest.LogCaptureFixture) -> None:
         read_live(client, "t", root=root)
     assert _ours(caplog) == [], "the same problem is logged once"
     assert read_live(client, "other", root=root) == {}
-
-
-@pytest.fixture(scope="module")
-def zookeeper(tmp_path_factory: pytest.TempPathFactory):
-    if storm_home() is None:
-        pytest.skip(
-            "no Storm home with ZooKeeper jars (build/storm-home or $STORM_HOME): "
-            "`make test` installs it first (deploy/install-storm.sh)"
-        )
-    server = LocalZooKeeper(tmp_path_factory.mktemp("zookeeper"))
-    server.start()
-    yield server
-    server.stop()
 
 
 def test_kazoo_round_trip(zookeeper: LocalZooKeeper, caplog: pytest.LogCaptureFixture) -> None:

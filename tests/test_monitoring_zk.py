@@ -20,22 +20,9 @@ from scheduler_py.monitoring.records import (
     encode,
 )
 from scheduler_py.monitoring.zk import MonitorStore, connect
-from scheduler_py.monitoring.zkserver import LocalZooKeeper, free_port, storm_home
+from scheduler_py.monitoring.zkserver import free_port
 from scheduler_py.service.planner import PlannerConfig, plan_round
 from tests.snapshots import snapshot, supervisor, wordcount
-
-
-@pytest.fixture(scope="module")
-def zookeeper(tmp_path_factory: pytest.TempPathFactory):
-    if storm_home() is None:
-        pytest.skip(
-            "no Storm home with ZooKeeper jars (build/storm-home or $STORM_HOME): "
-            "`make test` installs it first (deploy/install-storm.sh)"
-        )
-    server = LocalZooKeeper(tmp_path_factory.mktemp("zookeeper"))
-    server.start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture
