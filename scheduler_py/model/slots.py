@@ -20,6 +20,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from scheduler_py.model.cost import node_loads
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.types import EPSILON, Placement, Problem, WorkerSlot
 
@@ -157,21 +158,17 @@ def relabel_nodes(
     nodes = list(problem.nodes)
     index = {n.id: i for i, n in enumerate(nodes)}
     used = sorted(placement.nodes_used)
-    by_id = problem.topology.executor_by_id
-    cpu: dict[str, float] = defaultdict(float)
-    memory: dict[str, float] = defaultdict(float)
+    cpu, memory = node_loads(problem, placement.node_of)
     workers: dict[str, set[int]] = defaultdict(set)
     overlap = [[0] * len(nodes) for _ in used]
     row = {node: i for i, node in enumerate(used)}
     for executor, node in placement.node_of.items():
-        cpu[node] += by_id[executor].cpu
-        memory[node] += by_id[executor].memory_mb
         workers[node].add(placement.worker_of.get(executor, 0))
         now = current.get(executor)
         if now is not None and now.node in index:
             overlap[row[node]][index[now.node]] += 1
     source = problem.node_by_id
-    forbidden = -(len(by_id) + 1) * 4
+    forbidden = -(len(placement.node_of) + 1) * 4
     score = []
     for node in used:
         line = []

@@ -40,12 +40,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from scheduler_py.model.cost import node_loads
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.types import EPSILON
 from scheduler_py.monitoring.live import LiveWorker, check_drain
 from scheduler_py.monitoring.measured import MeasuredCostsSource
 from scheduler_py.reconfig.history import History
-from scheduler_py.reconfig.proposal import Proposal, StormPlacement, propose
+from scheduler_py.reconfig.proposal import (
+    Proposal,
+    StormPlacement,
+    propose,
+    running_placement,
+)
 from scheduler_py.reconfig.trigger import (
     Observation,
     Trigger,
@@ -57,7 +63,7 @@ from scheduler_py.reconfig.trigger import (
     observe,
 )
 from scheduler_py.service.planner import PlannerConfig, RoundRecord, choose_algorithm
-from scheduler_py.service.snapshot import decode_conf, topology_view
+from scheduler_py.service.snapshot import TopologyView, decode_conf, topology_view
 
 log = logging.getLogger(__name__)
 
@@ -539,11 +545,7 @@ class Controller:
                 topo = next((t for t in snapshot.topologies if t.id == proposal.topology_id), None)
                 if topo is None:
                     return False
-                now = {
-                    (p.executor.task_start, p.executor.task_end, p.supervisor_id, p.port)
-                    for p in topo.current
-                }
-                if now == wanted:
+                if {(s, e, sup, port) for s, e, _, sup, port in _running(topo)} == wanted:
                     return True
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -623,25 +625,22 @@ class Controller:
             if snapshot is not None:
                 topo = next((t for t in snapshot.topologies if t.id == entry["topology_id"]), None)
             if topo is not None:
-                now = {
-                    (
-                        p.executor.task_start,
-                        p.executor.task_end,
-                        p.executor.component,
-                        p.supervisor_id,
-                        p.port,
-                    )
-                    for p in topo.current
-                }
-                return bool(planned) and now == planned
+                return bool(planned) and _running(topo) == planned
             self.sleep(1.0)
         return False
 
 
-def _overloaded(view) -> tuple[str, ...]:
-    from scheduler_py.model.cost import node_loads
-    from scheduler_py.reconfig.proposal import running_placement
+def _running(topo: Any) -> set[StormPlacement]:
+    """Where a snapshot topology's executors run now, as (start, end, component,
+    supervisor, port)."""
+    return {
+        (p.executor.task_start, p.executor.task_end, p.executor.component, p.supervisor_id, p.port)
+        for p in topo.current
+    }
 
+
+def _overloaded(view: TopologyView) -> tuple[str, ...]:
+    """Nodes whose load under the running placement exceeds their capacity."""
     cpu, _ = node_loads(view.problem, running_placement(view).node_of)
     return tuple(
         sorted(n.id for n in view.problem.nodes if cpu[n.id] > n.cpu + EPSILON and cpu[n.id] > 0)
