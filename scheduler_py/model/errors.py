@@ -32,6 +32,11 @@ class InfeasibleError(SchedulingError):
         self.best_node = best_node
 
 
+class BudgetExhaustedError(SchedulingError):
+    """An algorithm ran out of its time budget (:mod:`scheduler_py.model.budget`) before it
+    had any feasible plan to return."""
+
+
 class UnknownAlgorithmError(SchedulingError):
     """An algorithm name that is not registered."""
 
