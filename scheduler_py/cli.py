@@ -45,7 +45,7 @@ def _parse_params(items: list[str]) -> dict[str, Any]:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from scheduler_py.algorithms import registry
-    from scheduler_py.service.planner import PlannerConfig
+    from scheduler_py.scheduling.round import RoundConfig
     from scheduler_py.service.server import serve
 
     _configure_logging(args.log_level, args.log_file)
@@ -56,8 +56,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from scheduler_py.monitoring.measured import ZooKeeperAggregates
 
         measured = ZooKeeperAggregates(args.zookeeper, args.monitor_root)
-    config = PlannerConfig(
-        default_algorithm=args.algorithm, default_params=params, measured=measured
+    config = RoundConfig(
+        default_algorithm=args.algorithm,
+        default_params=params,
+        costs=measured,
+        round_budget_secs=args.round_budget_ms / 1000,
     )
     from scheduler_py.reconfig.cli import build_controller
 
@@ -85,7 +88,7 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     from scheduler_py.model.io_json import load_document, result_to_json
-    from scheduler_py.model.planning import plan_document
+    from scheduler_py.scheduling.documents import plan_document
 
     text = sys.stdin.read() if args.input == "-" else Path(args.input).read_text()
     document = load_document(text)
@@ -179,6 +182,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="parameter of the default algorithm (repeatable)",
     )
     serve.add_argument("--plan-log", help="append every decision as JSON lines to this file")
+    serve.add_argument(
+        "--round-budget-ms",
+        type=float,
+        default=1500.0,
+        help="time budget of a scheduling round when the shim does not send its "
+        "scheduler.brain.timeout.ms (default 1500); the shim's timeout minus 25%% otherwise",
+    )
     serve.add_argument(
         "--zookeeper",
         metavar="HOST:PORT",

@@ -12,11 +12,13 @@ an incomplete or over-capacity placement to Storm.
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import check_feasible
 from scheduler_py.model.cost import violations
 from scheduler_py.model.errors import SchedulingError, UnknownAlgorithmError
@@ -107,7 +109,13 @@ def _coerce(algorithm: str, key: str, value: Any, default: Any) -> Any:
         ) from error
 
 
-def run(name: str, problem: Problem, params: Mapping[str, Any] | None = None) -> Placement:
+def run(
+    name: str,
+    problem: Problem,
+    params: Mapping[str, Any] | None = None,
+    *,
+    budget: Budget = UNLIMITED,
+) -> Placement:
     """Plan ``problem`` with algorithm ``name`` and verify the result.
 
     Raises :class:`UnknownAlgorithmError`, :class:`~scheduler_py.model.errors.InfeasibleError`
@@ -118,6 +126,8 @@ def run(name: str, problem: Problem, params: Mapping[str, Any] | None = None) ->
     kwargs = coerce_params(info, params)
     check_feasible(problem)
     started = time.perf_counter()
+    if "budget" in inspect.signature(info.plan).parameters:
+        kwargs["budget"] = budget
     placement = info.plan(problem, **kwargs)
     seconds = time.perf_counter() - started
     problems = violations(problem, placement)

@@ -55,7 +55,7 @@ Deviations from the printed pseudo-code and the paper's open points (notes 002 �
   placed round-robin over the topology's workers, starting with the first spout's, on the
   first whose node still has room (else any node with room).
 * Capacity with several topologies (A17): ``C(n) = u_max × Node.cpu`` where ``Node.cpu`` is
-  already net of the other topologies (:mod:`scheduler_py.model.cluster`), i.e. slightly
+  already net of the other topologies (:mod:`scheduler_py.scheduling.documents`), i.e. slightly
   stricter than the notes' ``u_max·total − others``.
 * T3 is applied once after profiling (§6): it plans from scratch; ``problem.current`` is
   only read to scale measured CPU by the speed of the node that measured it

@@ -1,7 +1,9 @@
 """Aggregate (contract §4) → the model's measured costs; the brain's side of monitoring.
 
-:func:`measured_topology` is what :func:`scheduler_py.service.snapshot.topology_view` calls
-when the service runs with ``--zookeeper``:
+:func:`measured_topology` is what the scheduling round's view
+(``scheduler_py/scheduling/view.py``) calls, through :meth:`MeasuredCostsSource.costs_for`
+(the :class:`~scheduler_py.scheduling.interfaces.CostSource` interface), when the service runs
+with ``--zookeeper``:
 
 * it asks a :class:`MeasuredCostsSource` for the topology's aggregate
   (:class:`ZooKeeperAggregates` reads ``<root>/aggregate/<topology-id>`` and caches it a
@@ -62,6 +64,15 @@ class MeasuredCostsSource:
 
     def now_ms(self) -> int:
         return int(time.time() * 1000)
+
+    def costs_for(
+        self,
+        topology: Topology,
+        storm_executor: Mapping[str, ExecutorKey],
+        conf: Mapping[str, Any],
+    ) -> tuple[Topology, str]:
+        """The topology with this source's measured costs (:func:`measured_topology`)."""
+        return measured_topology(topology, storm_executor, conf, self)
 
     def close(self) -> None:
         """Release connections (the service calls it on shutdown)."""

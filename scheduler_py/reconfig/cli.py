@@ -77,7 +77,7 @@ def build_controller(args: argparse.Namespace, planner: Any) -> Any:
     host, port = parse_hostport(args.nimbus)
     live = references = None
     if args.zookeeper:
-        from scheduler_py.reconfig.zookeeper import ZooKeeperLink
+        from scheduler_py.monitoring.links import ZooKeeperLink
 
         link = ZooKeeperLink(args.zookeeper, args.monitor_root)
         live, references = link.live, link.write_reference

@@ -1,4 +1,5 @@
-"""The controller's ZooKeeper edges: the workers' live counters and the change reference."""
+"""The reconfiguration controller's ZooKeeper needs — the workers' live counters and the change
+reference — behind :class:`~scheduler_py.scheduling.interfaces.LiveCounters`."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from scheduler_py.monitoring.aggregate import reference_document
-from scheduler_py.monitoring.live import LiveWorker, read_live
+from scheduler_py.monitoring.live import read_live
 from scheduler_py.monitoring.zk import MonitorStore, close_quietly
+from scheduler_py.scheduling.interfaces import LiveWorker
 
 log = logging.getLogger(__name__)
 
