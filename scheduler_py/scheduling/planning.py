@@ -58,7 +58,8 @@ def plan_within(
     reserve = min(FALLBACK_RESERVE_SECS, budget.remaining() / 4) if fallback else 0.0
     own = Budget(budget.deadline - reserve)
     own_ms = f"{own.remaining() * 1000:.0f} ms"
-    result = _run_with_deadline(algorithm, problem, params, own)
+    # a cooperative algorithm returns just after its deadline: half the reserve is its grace
+    result = _run_with_deadline(algorithm, problem, params, own, grace=reserve / 2)
     if isinstance(result, Placement):
         note = ""
         if result.report.get("budget_exhausted"):
@@ -81,7 +82,11 @@ def plan_within(
 
 
 def _run_with_deadline(
-    algorithm: str, problem: Problem, params: Mapping[str, Any] | None, budget: Budget
+    algorithm: str,
+    problem: Problem,
+    params: Mapping[str, Any] | None,
+    budget: Budget,
+    grace: float,
 ) -> Placement | Exception | None:
     """The plan, the exception it raised, or ``None`` when it did not return in time."""
     box: list[Placement | Exception] = []
@@ -96,7 +101,7 @@ def _run_with_deadline(
         target=work, name=f"plan-{problem.topology.id}-{algorithm}", daemon=True
     )
     thread.start()
-    thread.join(budget.remaining())
+    thread.join(budget.remaining() + grace)
     if thread.is_alive():
         return None
     result = box[0]

@@ -179,8 +179,7 @@ def run_round(
         if kept is not None:
             decisions.append(kept)
             continue
-        share = _share(budget, len(items) - index, view.conf)
-        decision = _plan(view, config, share)
+        decision = _plan(view, config, budget, len(items) - index)
         if decision.plan is not None and decision.decision == PLACE:
             claims.record(
                 item.topology_id,
@@ -244,11 +243,14 @@ def check_workers(placement: Placement, allowed: int) -> int:
     return workers
 
 
-def _plan(view: TopologyView, config: RoundConfig, budget: Budget) -> TopologyDecision:
+def _plan(
+    view: TopologyView, config: RoundConfig, round_left: Budget, topologies_left: int
+) -> TopologyDecision:
     topology_id = view.topology_id
     algorithm = ""
     try:
         algorithm, params = choose_algorithm(view.conf, config)
+        budget = _share(round_left, topologies_left, view.conf)
         return _place(view, config, algorithm, params, budget)
     except SchedulingError as error:
         reason = f"{algorithm}: {error}" if algorithm else str(error)
