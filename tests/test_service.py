@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
 import threading
 import time
@@ -167,3 +168,21 @@ def test_garbage_on_the_port_does_not_kill_the_service(brain):
     client = _client(brain)
     assert client.schedule(snapshot(SUPERVISORS, [wordcount()])).plans
     client.close()
+
+
+def test_garbage_gets_one_warning_line_per_connection_and_no_traceback(brain, caplog):
+    caplog.set_level(logging.WARNING, logger="scheduler_py.service.server")
+    for payload in (b"\x00\x00\x00\x05hello", b"\x00\x00\x00\x0c" + b"\x80\x01" + b"\xff" * 10):
+        with socket.create_connection(("127.0.0.1", brain), timeout=5) as sock:
+            sock.sendall(payload)
+            sock.shutdown(socket.SHUT_WR)
+            with contextlib.suppress(OSError):
+                sock.recv(1024)
+    client = _client(brain)  # still answering, and the answer arrives after the warnings
+    assert client.schedule(snapshot(SUPERVISORS, [wordcount()])).plans
+    client.close()
+    records = [r for r in caplog.records if r.name == "scheduler_py.service.server"]
+    assert len(records) == 2, [r.getMessage() for r in records]
+    for record in records:
+        assert record.levelno == logging.WARNING and record.exc_info is None
+        assert "not a SchedulerBrain call" in record.getMessage()

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from thriftpy2.protocol import TBinaryProtocolFactory
-from thriftpy2.rpc import make_server
-from thriftpy2.transport import TFramedTransportFactory
+from thriftpy2.server import TThreadedServer
+from thriftpy2.thrift import TProcessor
+from thriftpy2.transport import TFramedTransportFactory, TServerSocket, TTransportException
 
 from scheduler_py import __version__
 from scheduler_py.scheduling.interfaces import OperatorError, ReconfigurationPort
@@ -147,20 +148,54 @@ class BrainHandler:
             out.write(json.dumps(entry, sort_keys=True, default=str) + "\n")
 
 
+class BrainServer(TThreadedServer):
+    """thriftpy2's threaded server, with one WARNING line per connection that does not speak
+    the protocol (garbage, a port scanner, an HTTP client) instead of a traceback each."""
+
+    def handle(self, client: Any) -> None:
+        peer = _peer(client)
+        itrans = self.itrans_factory.get_transport(client)
+        otrans = self.otrans_factory.get_transport(client)
+        iprot = self.iprot_factory.get_protocol(itrans)
+        oprot = self.oprot_factory.get_protocol(otrans)
+        try:
+            while True:
+                self.processor.process(iprot, oprot)
+        except TTransportException:
+            pass  # the peer closed the connection: the normal end of a session
+        except Exception as error:
+            log.warning(
+                "dropped a connection from %s that is not a SchedulerBrain call (%s: %s); "
+                "expected framed binary Thrift as the shim sends (scheduler.thrift)",
+                peer,
+                type(error).__name__,
+                str(error)[:200],
+            )
+        finally:
+            itrans.close()
+            otrans.close()
+
+
+def _peer(client: Any) -> str:
+    try:
+        host, port = client.sock.getpeername()[:2]
+        return f"{host}:{port}"
+    except (AttributeError, OSError):
+        return "an unknown peer"
+
+
 def make_brain_server(
     handler: BrainHandler,
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
     client_timeout_ms: int = 30_000,
-):
-    return make_server(
-        wire().SchedulerBrain,
-        handler,
-        host=host,
-        port=port,
-        client_timeout=client_timeout_ms,
-        trans_factory=TFramedTransportFactory(),
-        proto_factory=TBinaryProtocolFactory(),
+) -> BrainServer:
+    return BrainServer(
+        TProcessor(wire().SchedulerBrain, handler),
+        TServerSocket(host=host, port=port, client_timeout=client_timeout_ms),
+        iprot_factory=TBinaryProtocolFactory(),
+        itrans_factory=TFramedTransportFactory(),
+        daemon=True,
     )
 
 
