@@ -29,9 +29,10 @@ def _slow(problem, *, budget=None):
 
 
 def _cooperative(problem, *, budget):
-    """Improves nothing, but stops at its deadline with the plan it has."""
+    """Improves nothing, but stops when its budget runs low, with the plan it has (well
+    before the deadline, so that a busy machine cannot make it late)."""
     placement = registry.get("even").plan(problem)
-    while not budget.expired():
+    while budget.remaining() > 0.3:
         time.sleep(0.01)
     report = dict(placement.report) | {"budget_exhausted": True, "budget_note": "3 rounds"}
     return placement.__class__(
@@ -58,12 +59,12 @@ def _three(middle_algorithm: str):
 
 
 def test_a_slow_algorithm_costs_only_its_own_topology():
-    snap = snapshot(SUPERVISORS * 1, _three("test-slow"))
-    snap.timeout_ms = 1200
+    snap = snapshot(SUPERVISORS, _three("test-slow"))
+    snap.timeout_ms = 2000
     started = time.monotonic()
     reply, decisions = answer(snap, RoundConfig())
     elapsed = time.monotonic() - started
-    assert elapsed < 1.2, f"the round took {elapsed:.2f}s, longer than the shim waits"
+    assert elapsed < 2.0, f"the round took {elapsed:.2f}s, longer than the shim waits"
     assert [d.decision for d in decisions] == ["PLACE", "PLACE", "PLACE"]
     first, slow, last = decisions
     assert (first.algorithm, last.algorithm) == ("even", "td")
@@ -76,7 +77,7 @@ def test_a_slow_algorithm_costs_only_its_own_topology():
 
 def test_a_cooperative_algorithm_returns_its_best_plan_so_far():
     snap = snapshot(SUPERVISORS, _three("test-cooperative"))
-    snap.timeout_ms = 1200
+    snap.timeout_ms = 6000
     _, decisions = answer(snap, RoundConfig())
     middle = decisions[1]
     assert middle.decision == "PLACE" and middle.algorithm == "test-cooperative"
@@ -88,12 +89,12 @@ def test_topology_conf_caps_its_own_budget():
         "wc-1",
         conf={
             "scheduler.brain.algorithm": "test-cooperative",
-            "scheduler.brain.budget.ms": 50,
+            "scheduler.brain.budget.ms": 400,
         },
     )
     started = time.monotonic()
-    _, (decision,) = answer(snapshot(SUPERVISORS, [topo]), RoundConfig(round_budget_secs=5.0))
-    assert time.monotonic() - started < 1.0
+    _, (decision,) = answer(snapshot(SUPERVISORS, [topo]), RoundConfig(round_budget_secs=30.0))
+    assert time.monotonic() - started < 5.0, "the topology's own cap, not the round's 30 s"
     assert (
         decision.algorithm == "test-cooperative" and "stopped at its time budget" in decision.reason
     )
@@ -120,8 +121,8 @@ def test_without_fallback_an_overrun_is_an_error_naming_the_budget():
 def test_the_service_answers_within_the_shims_timeout():
     handler = BrainHandler(RoundConfig())
     snap = snapshot(SUPERVISORS, _three("test-slow"))
-    snap.timeout_ms = 1000
+    snap.timeout_ms = 2000
     started = time.monotonic()
     reply = handler.schedule(snap)
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 2.0
     assert [p.decision for p in reply.plans] == [wire().Decision.PLACE] * 3

@@ -146,7 +146,11 @@ def plan_round(
         )
         for topology in state.topologies
     ]
-    return run_round(items, config, budget or round_budget(state, config))
+    decisions = run_round(items, config, budget or round_budget(state, config))
+    return decisions + [
+        TopologyDecision(topology_id, LEAVE, "", f"cannot read topology: {reason}")
+        for topology_id, reason in state.rejected.items()
+    ]
 
 
 def _storm_builder(

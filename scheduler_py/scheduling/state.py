@@ -115,6 +115,8 @@ class ClusterState:
     timeout_ms: int | None = None
     """how long the shim waits for this round's answer (``scheduler.brain.timeout.ms``);
     ``None`` when the shim did not say"""
+    rejected: Mapping[str, str] = field(default_factory=dict)
+    """topology id -> why its part of the snapshot could not be read (left to Storm)"""
 
     def topology(self, name_or_id: str) -> StormTopology | None:
         return next((t for t in self.topologies if name_or_id in (t.id, t.name)), None)

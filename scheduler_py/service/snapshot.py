@@ -9,6 +9,8 @@ brain sees a Thrift object.
 
 from __future__ import annotations
 
+import logging
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,6 +30,8 @@ from scheduler_py.scheduling.state import (
 )
 from scheduler_py.service.wire import wire
 
+log = logging.getLogger(__name__)
+
 GROUPINGS = {
     0: "unknown",
     1: "shuffle",
@@ -42,70 +46,151 @@ GROUPINGS = {
 
 
 def to_state(snapshot: Any) -> ClusterState:
-    """The typed state of a Thrift ``ClusterSnapshot``; a structurally broken snapshot
-    raises :class:`InvalidProblemError` naming what is missing."""
+    """The typed state of a Thrift ``ClusterSnapshot``.
+
+    A malformed supervisor or round header makes the whole snapshot unusable
+    (:class:`InvalidProblemError` naming the field; the shim then falls back for the round).
+    A malformed topology is listed in :attr:`ClusterState.rejected` with the reason, and the
+    round leaves it — and only it — to Storm.
+    """
     try:
-        return ClusterState(
-            round=int(snapshot.round),
-            timestamp_ms=int(snapshot.timestamp_ms),
-            supervisors=tuple(_supervisor(s) for s in snapshot.supervisors or ()),
-            topologies=tuple(_topology(t) for t in snapshot.topologies or ()),
-            storm_version=snapshot.storm_version or "",
-            timeout_ms=getattr(snapshot, "timeout_ms", None) or None,
+        supervisors = tuple(_supervisor(s) for s in _items(snapshot.supervisors, "supervisors"))
+        header = (
+            int(_number(snapshot.round, "round")),
+            int(_number(snapshot.timestamp_ms, "timestamp_ms")),
         )
     except (AttributeError, TypeError, ValueError) as error:
         raise InvalidProblemError(f"malformed cluster snapshot: {error}") from error
-
-
-def _supervisor(sup: Any) -> StormSupervisor:
-    return StormSupervisor(
-        id=sup.id,
-        host=sup.host,
-        slots=tuple(StormSlot(int(s.port), s.topology_id or None) for s in sup.slots or ()),
-        total_cpu=float(sup.total_cpu),
-        total_memory_mb=float(sup.total_memory_mb),
-        available_cpu=float(sup.available_cpu),
-        available_memory_mb=float(sup.available_memory_mb),
-        rack=sup.rack or None,
+    topologies = []
+    rejected: dict[str, str] = {}
+    for index, topo in enumerate(_items(getattr(snapshot, "topologies", None), "topologies")):
+        try:
+            topologies.append(_topology(topo))
+        except (AttributeError, TypeError, ValueError) as error:
+            topology_id = getattr(topo, "id", None)
+            if not isinstance(topology_id, str) or not topology_id:
+                log.warning(
+                    "ignoring topology #%d of the snapshot: it has no id (%s)", index, error
+                )
+                continue
+            rejected[topology_id] = f"malformed topology in the cluster snapshot: {error}"
+    timeout = getattr(snapshot, "timeout_ms", None)
+    return ClusterState(
+        round=header[0],
+        timestamp_ms=header[1],
+        supervisors=supervisors,
+        topologies=tuple(topologies),
+        storm_version=snapshot.storm_version if isinstance(snapshot.storm_version, str) else "",
+        timeout_ms=int(timeout) if isinstance(timeout, int) and timeout > 0 else None,
+        rejected=rejected,
     )
 
 
-def _executor(ex: Any) -> StormExecutor:
-    return StormExecutor(int(ex.task_start), int(ex.task_end), ex.component)
+def _items(value: Any, what: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list | tuple):
+        raise ValueError(f"{what} must be a list, found {type(value).__name__}")
+    return list(value)
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{what} must be a non-empty string, found {value!r}")
+    return value
+
+
+def _number(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"{what} must be a finite number, found {value!r}")
+    return float(value)
+
+
+def _count(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{what} must be a whole number >= 0, found {value!r}")
+    return value
+
+
+def _supervisor(sup: Any) -> StormSupervisor:
+    sid = _text(sup.id, "supervisor id")
+    return StormSupervisor(
+        id=sid,
+        host=_text(sup.host, f"supervisor {sid}: host"),
+        slots=tuple(
+            StormSlot(
+                _count(s.port, f"supervisor {sid}: slot port"),
+                s.topology_id if isinstance(s.topology_id, str) and s.topology_id else None,
+            )
+            for s in _items(sup.slots, f"supervisor {sid}: slots")
+        ),
+        total_cpu=_number(sup.total_cpu, f"supervisor {sid}: total_cpu"),
+        total_memory_mb=_number(sup.total_memory_mb, f"supervisor {sid}: total_memory_mb"),
+        available_cpu=_number(sup.available_cpu, f"supervisor {sid}: available_cpu"),
+        available_memory_mb=_number(
+            sup.available_memory_mb, f"supervisor {sid}: available_memory_mb"
+        ),
+        rack=sup.rack if isinstance(sup.rack, str) and sup.rack else None,
+    )
+
+
+def _executor(ex: Any, where: str) -> StormExecutor:
+    start = _count(ex.task_start, f"{where}: task_start")
+    end = _count(ex.task_end, f"{where}: task_end")
+    if end < start:
+        raise ValueError(f"{where}: task_end {end} is before task_start {start}")
+    return StormExecutor(start, end, _text(ex.component, f"{where}: component"))
+
+
+def _component(c: Any, where: str) -> StormComponent:
+    cid = _text(c.id, f"{where}: component id")
+    here = f"{where}: component {cid}"
+    return StormComponent(
+        id=cid,
+        is_spout=bool(c.is_spout),
+        is_system=bool(c.is_system),
+        parallelism=_count(c.parallelism, f"{here}: parallelism"),
+        cpu_per_executor=_number(c.cpu_per_executor, f"{here}: cpu_per_executor"),
+        memory_mb_per_executor=_number(c.memory_mb_per_executor, f"{here}: memory_mb_per_executor"),
+        inputs=tuple(
+            StormInput(
+                _text(i.component, f"{here}: input component"),
+                i.stream if isinstance(i.stream, str) else "default",
+                GROUPINGS.get(i.grouping, "unknown"),
+                tuple(str(f) for f in _items(i.fields, f"{here}: grouping fields")),
+            )
+            for i in _items(c.inputs, f"{here}: inputs")
+        ),
+    )
 
 
 def _topology(topo: Any) -> StormTopology:
+    tid = _text(topo.id, "topology id")
+    where = f"topology {tid}"
+    conf = topo.conf or {}
+    if not isinstance(conf, dict) or not all(isinstance(v, str) for v in conf.values()):
+        raise ValueError(f"{where}: conf must map keys to JSON-encoded strings")
     return StormTopology(
-        id=topo.id,
-        name=topo.name,
-        num_workers=int(topo.num_workers),
+        id=tid,
+        name=_text(topo.name, f"{where}: name"),
+        num_workers=_count(topo.num_workers, f"{where}: num_workers"),
         components=tuple(
-            StormComponent(
-                id=c.id,
-                is_spout=bool(c.is_spout),
-                is_system=bool(c.is_system),
-                parallelism=int(c.parallelism),
-                cpu_per_executor=float(c.cpu_per_executor),
-                memory_mb_per_executor=float(c.memory_mb_per_executor),
-                inputs=tuple(
-                    StormInput(
-                        i.component,
-                        i.stream,
-                        GROUPINGS.get(i.grouping, "unknown"),
-                        tuple(i.fields or ()),
-                    )
-                    for i in c.inputs or ()
-                ),
-            )
-            for c in topo.components or ()
+            _component(c, where) for c in _items(topo.components, f"{where}: components")
         ),
-        executors=tuple(_executor(e) for e in topo.executors or ()),
+        executors=tuple(
+            _executor(e, f"{where}: executor")
+            for e in _items(topo.executors, f"{where}: executors")
+        ),
         current=tuple(
-            ExecutorRun(_executor(p.executor), p.supervisor_id, int(p.port))
-            for p in topo.current or ()
+            ExecutorRun(
+                _executor(p.executor, f"{where}: current executor"),
+                _text(p.supervisor_id, f"{where}: current supervisor_id"),
+                _count(p.port, f"{where}: current port"),
+            )
+            for p in _items(topo.current, f"{where}: current")
         ),
         needs_scheduling=bool(topo.needs_scheduling),
-        conf=decode_conf(topo.conf or {}),
+        conf=decode_conf(conf),
     )
 
 
