@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from scheduler_py.cli.aggregate import parse_duration
 from scheduler_py.monitoring.aggregate import (
     apply_change,
     change_vector,
@@ -16,7 +17,6 @@ from scheduler_py.monitoring.aggregate import (
     l1_relative,
     reference_document,
 )
-from scheduler_py.monitoring.cli import parse_duration
 from scheduler_py.monitoring.records import (
     CorruptRecord,
     decode,

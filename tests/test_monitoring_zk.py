@@ -10,6 +10,7 @@ import uuid
 import pytest
 
 from scheduler_py import cli as top_cli
+from scheduler_py.devtools.zkserver import free_port
 from scheduler_py.monitoring.aggregate import AggregationJob, JobConfig, spark_session
 from scheduler_py.monitoring.measured import ZooKeeperAggregates
 from scheduler_py.monitoring.records import (
@@ -20,7 +21,6 @@ from scheduler_py.monitoring.records import (
     encode,
 )
 from scheduler_py.monitoring.zk import MonitorStore, connect
-from scheduler_py.monitoring.zkserver import free_port
 from scheduler_py.scheduling.round import RoundConfig
 from tests.snapshots import answer, snapshot, supervisor, wordcount
 

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from scheduler_py.reconfig.cli import history_main, render_history, replan_main
+from scheduler_py.cli.operator import history_main, render_history, replan_main
 from scheduler_py.reconfig.controller import Controller
 from scheduler_py.reconfig.history import History
 from scheduler_py.reconfig.trigger import TriggerConfig

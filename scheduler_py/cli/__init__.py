@@ -3,44 +3,27 @@
 Sub-commands: ``serve`` (the Thrift service Nimbus's shim calls), ``plan`` (plan a JSON
 problem offline), ``algorithms`` (list what is registered), ``bench`` (benchmarks),
 ``placement`` (where a running topology's executors are, per Nimbus and per the brain),
-``aggregate`` (the PySpark monitoring aggregation, :mod:`scheduler_py.monitoring.cli`),
-``replan``/``history`` (adaptive re-scheduling, :mod:`scheduler_py.reconfig.cli`).
+``aggregate`` (the PySpark monitoring aggregation, :mod:`scheduler_py.cli.aggregate`),
+``replan``/``history`` (adaptive re-scheduling, :mod:`scheduler_py.cli.operator`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from scheduler_py import __version__
+from scheduler_py.cli.logging_setup import configure_logging
+from scheduler_py.config import ConfigValueError, parse_key_values
 from scheduler_py.model.errors import SchedulingError
 
 
-def _configure_logging(level: str, log_file: str | None) -> None:
-    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
-    if log_file:
-        Path(log_file).parent.mkdir(parents=True, exist_ok=True)
-        handlers = [logging.FileHandler(log_file)]
-    logging.basicConfig(
-        level=getattr(logging, level.upper(), logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        handlers=handlers,
-    )
-
-
 def _parse_params(items: list[str]) -> dict[str, Any]:
-    params: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise SchedulingError(f"--param expects KEY=VALUE, found {item!r}")
-        params[key.strip()] = value.strip()
-    return params
+    return dict(parse_key_values(items, "--param"))
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -48,7 +31,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from scheduler_py.scheduling.round import RoundConfig
     from scheduler_py.service.server import serve
 
-    _configure_logging(args.log_level, args.log_file)
+    configure_logging(args.log_level, args.log_file)
     registry.get(args.algorithm)  # fail fast on an unknown default
     params = {args.algorithm: _parse_params(args.param)} if args.param else {}
     measured = None
@@ -62,7 +45,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         costs=measured,
         round_budget_secs=args.round_budget_ms / 1000,
     )
-    from scheduler_py.reconfig.cli import build_controller
+    from scheduler_py.cli.operator import build_controller
 
     controller = build_controller(args, config)
     serve(
@@ -130,31 +113,31 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_aggregate(args: argparse.Namespace) -> int:
-    from scheduler_py.monitoring.cli import run
+    from scheduler_py.cli.aggregate import run
 
     return run(args)
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
-    from scheduler_py.monitoring.show import main as metrics_main
+    from scheduler_py.cli.metrics import main as metrics_main
 
     return metrics_main(args.rest)
 
 
 def cmd_placement(args: argparse.Namespace) -> int:
-    from scheduler_py.storm.placement_table import main as table_main
+    from scheduler_py.devtools.placement_table import main as table_main
 
     return table_main(args.rest)
 
 
 def cmd_replan(args: argparse.Namespace) -> int:
-    from scheduler_py.reconfig.cli import replan_main
+    from scheduler_py.cli.operator import replan_main
 
     return replan_main(args.rest)
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from scheduler_py.reconfig.cli import history_main
+    from scheduler_py.cli.operator import history_main
 
     return history_main(args.rest)
 
@@ -202,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--log-file", help="log here instead of stderr")
     serve.add_argument("--log-level", default="INFO")
-    from scheduler_py.reconfig.cli import add_serve_arguments
+    from scheduler_py.cli.operator import add_serve_arguments
 
     add_serve_arguments(serve)
     serve.set_defaults(func=cmd_serve)
@@ -221,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("rest", nargs=argparse.REMAINDER)
     bench.set_defaults(func=cmd_bench)
 
-    from scheduler_py.monitoring.cli import add_arguments as add_aggregate_arguments
+    from scheduler_py.cli.aggregate import add_arguments as add_aggregate_arguments
 
     aggregate = sub.add_parser(
         "aggregate",
@@ -265,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     except SchedulingError as error:
         print(f"scheduler-py {args.command}: {error}", file=sys.stderr)
         return 2
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, ConfigValueError) as error:
         print(f"scheduler-py {args.command}: {error}", file=sys.stderr)
         return 2
 
