@@ -73,11 +73,12 @@ Notes ``002_t3.md`` §2 (specification and test cases), §3 (§5 reference numbe
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+import networkx as nx
 
 from scheduler_py.algorithms._groups import planning_cpu
 from scheduler_py.algorithms._t3_metis import cut_weight, kway
@@ -92,36 +93,30 @@ from scheduler_py.model.types import EPSILON, Node, Placement, Problem, Topology
 
 
 def topological_components(topology: Topology) -> list[str]:
-    """User components in topological order (Kahn; ties and cycles by declaration order)."""
+    """User components in topological order, ties by declaration order (networkx's
+    lexicographical topological sort). A cycle (Storm allows them) is ordered as one unit:
+    the strongly connected components are sorted topologically, each listing its members in
+    declaration order."""
     user = [c.id for c in topology.components if not c.is_system]
     position = {c: i for i, c in enumerate(user)}
-    indegree = dict.fromkeys(user, 0)
-    children: dict[str, set[str]] = {c: set() for c in user}
-    for edge in topology.merged_edges:
-        if (
-            edge.source in position
-            and edge.target in position
-            and edge.target not in children[edge.source]
-        ):
-            children[edge.source].add(edge.target)
-            indegree[edge.target] += 1
-    ready = [position[c] for c in user if indegree[c] == 0]
-    heapq.heapify(ready)
-    order: list[str] = []
-    done: set[str] = set()
-    while len(order) < len(user):
-        if not ready:  # a cycle: release the first remaining component
-            ready = [min(position[c] for c in user if c not in done)]
-        component = user[heapq.heappop(ready)]
-        if component in done:
-            continue
-        order.append(component)
-        done.add(component)
-        for child in children[component]:
-            indegree[child] -= 1
-            if indegree[child] == 0 and child not in done:
-                heapq.heappush(ready, position[child])
-    return order
+    graph = nx.DiGraph()
+    graph.add_nodes_from(user)
+    graph.add_edges_from(
+        (e.source, e.target)
+        for e in topology.merged_edges
+        if e.source in position and e.target in position and e.source != e.target
+    )
+    if nx.is_directed_acyclic_graph(graph):
+        return list(nx.lexicographical_topological_sort(graph, key=position.__getitem__))
+    condensed = nx.condensation(graph)
+    members = {
+        unit: sorted(condensed.nodes[unit]["members"], key=position.__getitem__)
+        for unit in condensed
+    }
+    units = nx.lexicographical_topological_sort(
+        condensed, key=lambda unit: position[members[unit][0]]
+    )
+    return [component for unit in units for component in members[unit]]
 
 
 def measured_cpu_in_reference_units(problem: Problem) -> dict[str, float]:
