@@ -151,6 +151,8 @@ def mutated_snapshots(draw):
         if not isinstance(items, list) or not items:
             continue  # an earlier mutation replaced the list itself
         target = items[draw(st.integers(0, len(items) - 1))]
+        if not hasattr(target, "thrift_spec"):
+            continue  # an earlier mutation replaced this element with a plain value
         setattr(target, name, draw(ODD_VALUES))
     return snap
 

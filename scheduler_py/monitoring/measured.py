@@ -36,12 +36,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from scheduler_py.config import keys
 from scheduler_py.model.types import Edge, Topology
 
 log = logging.getLogger(__name__)
 
-MAX_AGE_KEY = "scheduler.brain.metrics.max.age.secs"
-DEFAULT_MAX_AGE_SECS = 180.0
+MAX_AGE_KEY = keys.METRICS_MAX_AGE.name
+DEFAULT_MAX_AGE_SECS = float(keys.METRICS_MAX_AGE.default)
 FUTURE_TOLERANCE_MS = 60_000
 """An aggregate up to this far in the future (clock skew between hosts) still counts."""
 

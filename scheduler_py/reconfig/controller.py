@@ -43,6 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from scheduler_py.config import keys
 from scheduler_py.model.cost import node_loads
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.types import EPSILON
@@ -71,7 +72,7 @@ from scheduler_py.scheduling.view import TopologyView, storm_view
 
 log = logging.getLogger(__name__)
 
-MESSAGE_TIMEOUT_KEY = "topology.message.timeout.secs"
+MESSAGE_TIMEOUT_KEY = keys.MESSAGE_TIMEOUT.name
 
 LiveSource = Callable[[str], Mapping[str, LiveWorker]]
 """topology id -> its workers' live counters (``{}`` when none are published)"""
@@ -514,7 +515,7 @@ class Controller:
 
     def _timed_drain(self, conf: Mapping, started: float) -> tuple[bool, str]:
         try:
-            wait = float(conf.get(MESSAGE_TIMEOUT_KEY) or 30)
+            wait = float(conf.get(MESSAGE_TIMEOUT_KEY) or keys.MESSAGE_TIMEOUT.default)
         except (TypeError, ValueError):
             wait = 30.0
         self.sleep(max(0.0, wait - (self.clock() - started)))
