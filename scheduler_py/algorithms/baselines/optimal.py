@@ -704,7 +704,7 @@ def plan(
     counts = solution.counts
     status = solution.status
     if counts is None:  # time limit without an incumbent: heuristic + the MILP's bound
-        from scheduler_py.algorithms import tdls
+        from scheduler_py.algorithms.topdown import tdls
 
         try:
             counts = model.counts_of(tdls.plan(problem).node_of)

@@ -66,9 +66,9 @@ from collections import defaultdict
 
 import numpy as np
 
-from scheduler_py.algorithms import _albic_milp as mm
-from scheduler_py.algorithms._albic_baselines import cola, lpt
-from scheduler_py.algorithms._albic_core import (
+from scheduler_py.algorithms.albic import milp as mm
+from scheduler_py.algorithms.albic.baselines import cola, lpt
+from scheduler_py.algorithms.albic.core import (
     AlbicParams,
     KeyGroups,
     RoundResult,

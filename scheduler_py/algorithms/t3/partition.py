@@ -1,7 +1,7 @@
 """T3's second level (Eskandari et al., FGCS 2018, §4.5): split one node's tasks into ``w``
 workers with METIS k-way partitioning (``pymetis``), then repair part sizes.
 
-Kept apart from :mod:`scheduler_py.algorithms.t3` because it is a plain graph routine:
+Kept apart from :mod:`scheduler_py.algorithms.t3.plan` because it is a plain graph routine:
 vertices are task ids, ``rates`` the symmetric task-pair traffic, and the result is a list
 of parts (lists of task ids in the given task order).
 

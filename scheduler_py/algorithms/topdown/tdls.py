@@ -54,7 +54,7 @@ import random
 import time
 from collections.abc import Sequence
 
-from scheduler_py.algorithms.optimal import CountModel, count_model
+from scheduler_py.algorithms.baselines.optimal import CountModel, count_model
 from scheduler_py.algorithms.registry import register
 from scheduler_py.model.capacity import check_feasible
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
@@ -382,7 +382,7 @@ def _first_fit(model: CountModel) -> list[list[int]] | None:
 def _start(problem: Problem, model: CountModel, use_td: bool) -> tuple[list[list[int]], str]:
     if use_td:
         try:
-            from scheduler_py.algorithms.topdown import plan as td_plan
+            from scheduler_py.algorithms.topdown.td import plan as td_plan
         except ImportError:  # pragma: no cover - td is part of the package
             td_plan = None
         if td_plan is not None:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from scheduler_py.algorithms._albic_milp import Balance, load_distance, node_load
+from scheduler_py.algorithms.albic.milp import Balance, load_distance, node_load
 from scheduler_py.model.types import EPSILON
 
 _SCALE = 1000
