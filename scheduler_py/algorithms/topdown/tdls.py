@@ -5,7 +5,7 @@ lands at ~94-95 % of the optimum on the §7.3 class (notes §5.1). ``tdls`` star
 placement and improves φ with an iterated local search on the **group-count form** of the
 notes (§1.4): the placement is the matrix ``a[n][c]`` of executors of class c on node n
 (executors of a component with equal costs are interchangeable, see
-:func:`scheduler_py.algorithms.optimal.count_model`), and
+:func:`scheduler_py.algorithms.topdown.counts.count_model`), and
 
     ``L[n][c] = Σ_d w_cd · a[n][d]``   (what one executor of c gains from node n's contents),
 
@@ -54,8 +54,8 @@ import random
 import time
 from collections.abc import Sequence
 
-from scheduler_py.algorithms.baselines.optimal import CountModel, count_model
 from scheduler_py.algorithms.registry import register
+from scheduler_py.algorithms.topdown.counts import CountModel, count_model
 from scheduler_py.model.capacity import check_feasible
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
 from scheduler_py.model.types import EPSILON, Placement, Problem
