@@ -59,6 +59,7 @@ from scheduler_py.algorithms.topdown.counts import (
     max_per_node,
     room_for,
 )
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import check_feasible
 from scheduler_py.model.cost import imc_gain
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
@@ -494,8 +495,13 @@ def plan(
     time_limit: float = 30.0,
     dp_budget: int = 1_000_000,
     dp_max_states: int = 200_000,
+    budget: Budget = UNLIMITED,
 ) -> Placement:
     """Place ``problem`` maximising φ exactly (or within the MILP's time limit).
+
+    ``budget`` (:mod:`scheduler_py.model.budget`) caps ``time_limit``; when the cap stops
+    HiGHS before it proves the optimum, the incumbent is returned with
+    ``report["budget_exhausted"]`` and its proven gap.
 
     Parameters
     ----------
@@ -528,6 +534,8 @@ def plan(
         raise SchedulingError(f"optimal: method must be auto, dp or milp, got {method!r}")
     started = time.perf_counter()
     check_feasible(problem)
+    capped = budget.cap(time_limit) < time_limit
+    time_limit = max(0.01, budget.cap(time_limit))
     model = count_model(problem)
     solution: _Solution | None = None
     used = method
@@ -600,4 +608,7 @@ def plan(
         "seconds": time.perf_counter() - started,
         **solution.detail,
     }
+    if capped and not solution.proven:
+        report["budget_exhausted"] = True
+        report["budget_note"] = f"MILP stopped at {time_limit:.2f} s with gap {gap:.1%}"
     return Placement(problem.topology.id, node_of, report=report)
