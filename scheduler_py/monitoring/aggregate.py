@@ -46,23 +46,24 @@ import os
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scheduler_py.monitoring.change import apply_change
+from scheduler_py.monitoring.documents import (
+    Tables,
+    build_documents,
+    fit_znode,
+    parse_windows,
+)
 from scheduler_py.monitoring.records import (
     EXECUTOR_COLUMNS,
     RECORD_COLUMNS,
     TRAFFIC_COLUMNS,
-    CorruptRecord,
     FlatRecords,
-    WindowRecord,
-    encode,
     flatten,
-    parse_window,
 )
 
 if TYPE_CHECKING:
@@ -72,12 +73,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-VERSION = 1
 DEFAULT_WINDOW_MS = 60_000
 DEFAULT_RETENTION_MS = 300_000
 """30 windows of the monitor's default 10 s (``scheduler.monitor.retention.windows``)."""
-AGGREGATE_BUDGET = 900_000
-"""Bytes an aggregate znode may take (ZooKeeper refuses data ≥ 1 MB)."""
 
 SPARK_DEFAULTS: dict[str, str] = {
     "spark.ui.enabled": "false",
@@ -412,17 +410,6 @@ def _cv(F, column: str):
     return F.when(mean > 0, F.coalesce(F.stddev_pop(column), F.lit(0.0)) / mean).otherwise(0.0)
 
 
-@dataclass
-class Tables:
-    """The collected aggregate rows (plain dicts), all topologies."""
-
-    workers: list[dict] = field(default_factory=list)
-    executors: list[dict] = field(default_factory=list)
-    pairs: list[dict] = field(default_factory=list)
-    components: list[dict] = field(default_factory=list)
-    edges: list[dict] = field(default_factory=list)
-
-
 def collect(result: AggregateFrames) -> Tables:
     def rows(frame):
         return [row.asDict(recursive=True) for row in frame.collect()]
@@ -445,192 +432,6 @@ def aggregate_rows(spark: SparkSession, flat: FlatRecords, now_ms: int, window_m
         return collect(result)
     finally:
         result.unpersist()
-
-
-# --------------------------------------------------------------------------- documents
-
-
-@dataclass
-class Parsed:
-    """The outcome of parsing every window znode read in one run."""
-
-    records: list[WindowRecord] = field(default_factory=list)
-    corrupt: Counter = field(default_factory=Counter)
-    """topology id -> corrupt records"""
-    reasons: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
-    """topology id -> a few "path: reason" lines"""
-
-
-def parse_windows(windows: Iterable[RawWindow], keep_reasons: int = 5) -> Parsed:
-    """Parse and validate raw window znodes; a record must name the topology and worker of
-    the znode it was published under."""
-    parsed = Parsed()
-    for window in windows:
-        try:
-            record = parse_window(window.data)
-            if record.topology_id != window.topology_id:
-                raise CorruptRecord(
-                    f"record of topology {record.topology_id} under {window.topology_id}"
-                )
-            if record.worker != window.worker:
-                raise CorruptRecord(f"record of worker {record.worker} under {window.worker}")
-        except CorruptRecord as error:
-            parsed.corrupt[window.topology_id] += 1
-            if len(parsed.reasons[window.topology_id]) < keep_reasons:
-                parsed.reasons[window.topology_id].append(f"{window.worker}/{window.name}: {error}")
-            continue
-        parsed.records.append(record)
-    return parsed
-
-
-def _round(value: float | None, digits: int = 4) -> float:
-    return 0.0 if value is None else round(float(value), digits)
-
-
-def build_documents(
-    tables: Tables,
-    topologies: Iterable[str],
-    now_ms: int,
-    window_ms: int,
-    corrupt: Mapping[str, int] | None = None,
-) -> dict[str, dict[str, Any]]:
-    """One contract §4 document per topology (``change`` is filled by :func:`apply_change`)."""
-    corrupt = corrupt or {}
-    by_topology: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
-    for kind in ("workers", "executors", "pairs", "components", "edges"):
-        for row in getattr(tables, kind):
-            by_topology[row["topology_id"]][kind].append(row)
-    documents = {}
-    for topology_id in sorted(set(topologies) | set(by_topology)):
-        rows = by_topology[topology_id]
-        documents[topology_id] = _document(
-            topology_id, rows, now_ms, window_ms, corrupt.get(topology_id, 0)
-        )
-    return documents
-
-
-def _document(
-    topology_id: str, rows: Mapping[str, list[dict]], now_ms: int, window_ms: int, corrupt: int
-) -> dict[str, Any]:
-    workers = sorted(rows["workers"], key=lambda w: (w["supervisor_id"], w["port"]))
-    live = [w for w in workers if w["records"] > 0]
-    starts = [w["window_start_ms"] for w in live]
-    ends = [w["window_end_ms"] for w in live]
-    last_seen = max((w["last_seen_ms"] for w in workers), default=0)
-    executors = [
-        {
-            "task_start": e["task_start"],
-            "task_end": e["task_end"],
-            "component": e["component"],
-            "cpu_percent": _round(e["cpu_percent"]),
-            "thread_cpu_percent": _round(e["thread_cpu_percent"]),
-            "subprocess_cpu_percent": _round(e["subprocess_cpu_percent"]),
-            "host": e["host"],
-            "port": e["port"],
-            "supervisor_id": e["supervisor_id"],
-            "seconds": _round(e["covered_ms"] / 1000.0, 3),
-            "windows": e["windows"],
-        }
-        for e in sorted(rows["executors"], key=lambda e: (e["task_start"], e["task_end"]))
-    ]
-    pairs = [
-        {
-            "src": [p["src_start"], p["src_end"]],
-            "dst": [p["dst_start"], p["dst_end"]],
-            "src_component": p["src_component"],
-            "dst_component": p["dst_component"],
-            "tuples_per_s": _round(p["tuples_per_s"]),
-            "bytes_per_s": _round(p["bytes_per_s"]),
-        }
-        for p in sorted(
-            rows["pairs"],
-            key=lambda p: (p["src_start"], p["src_end"], p["dst_start"], p["dst_end"]),
-        )
-    ]
-    components = {
-        c["component"]: {
-            "executors": c["executors"],
-            "cpu_percent": _round(c["cpu_percent"]),
-            "cpu_cv": _round(c["cpu_cv"]),
-            "in_tuples_per_s": _round(c["in_tuples_per_s"]),
-            "in_bytes_per_s": _round(c["in_bytes_per_s"]),
-            "out_tuples_per_s": _round(c["out_tuples_per_s"]),
-            "out_bytes_per_s": _round(c["out_bytes_per_s"]),
-            "in_tuples_cv": _round(c["in_tuples_cv"]),
-        }
-        for c in sorted(rows["components"], key=lambda c: c["component"])
-    }
-    edges = [
-        {
-            "from": e["from"],
-            "to": e["to"],
-            "tuples_per_s": _round(e["tuples_per_s"]),
-            "bytes_per_s": _round(e["bytes_per_s"]),
-            "pairs": e["pairs"],
-        }
-        for e in sorted(rows["edges"], key=lambda e: (e["from"], e["to"]))
-    ]
-    return {
-        "v": VERSION,
-        "topology_id": topology_id,
-        "computed_at_ms": now_ms,
-        "window_ms": window_ms,
-        "window_start_ms": min(starts) if starts else last_seen,
-        "window_end_ms": max(ends) if ends else last_seen,
-        "windows": max((w["records"] for w in workers), default=0),
-        "executors": executors,
-        "pairs": pairs,
-        "components": components,
-        "edges": edges,
-        "workers": [
-            {
-                "supervisor_id": w["supervisor_id"],
-                "host": w["host"],
-                "port": w["port"],
-                "records": w["records"],
-                "cpu_percent": _round(_percent(w["worker_cpu_ms"], w["covered_ms"])),
-                "overhead_cpu_percent": _round(_percent(w["overhead_cpu_ms"], w["covered_ms"])),
-            }
-            for w in live
-        ],
-        "missing": [
-            {
-                "supervisor_id": w["supervisor_id"],
-                "host": w["host"],
-                "port": w["port"],
-                "last_seen_ms": w["last_seen_ms"],
-            }
-            for w in workers
-            if w["records"] == 0
-        ],
-        "records": sum(w["records"] for w in workers),
-        "records_retained": sum(w["kept"] for w in workers),
-        "corrupt_records": corrupt,
-        "duplicate_records": sum(w["valid"] - w["kept"] for w in workers),
-        "truncated_pairs": sum(w["truncated_pairs"] for w in workers),
-        "change": {"l1_relative": 0.0, "reference_computed_at_ms": now_ms},
-    }
-
-
-def _percent(cpu_ms: float | None, covered_ms: float | None) -> float:
-    return 100.0 * cpu_ms / covered_ms if cpu_ms is not None and covered_ms else 0.0
-
-
-def fit_znode(document: dict[str, Any], budget: int = AGGREGATE_BUDGET) -> bytes:
-    """The gzip bytes of ``document``, dropping the smallest pairs (by tuples/s) until they
-    fit ``budget``; the number dropped goes to ``truncated_output_pairs``."""
-    data = encode(document)
-    if len(data) <= budget:
-        return data
-    pairs = sorted(document["pairs"], key=lambda p: p["tuples_per_s"], reverse=True)
-    keep = len(pairs)
-    while len(data) > budget and keep > 0:
-        keep = int(keep * min(0.9, budget / len(data)))
-        trimmed = dict(document, pairs=pairs[:keep], truncated_output_pairs=len(pairs) - keep)
-        data = encode(trimmed)
-    document["pairs"] = pairs[:keep]
-    document["truncated_output_pairs"] = len(pairs) - keep
-    return data
 
 
 # --------------------------------------------------------------------------- the job
