@@ -13,7 +13,8 @@ import random
 
 import pytest
 
-from scheduler_py.algorithms import optimal, registry
+from scheduler_py.algorithms import registry
+from scheduler_py.algorithms.baselines import optimal
 from scheduler_py.model.cost import imc_gain, violations
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
 from scheduler_py.model.types import Component, Edge, Node, Placement, Problem, Topology

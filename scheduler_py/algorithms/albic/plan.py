@@ -66,9 +66,9 @@ from collections import defaultdict
 
 import numpy as np
 
-from scheduler_py.algorithms import _albic_milp as mm
-from scheduler_py.algorithms._albic_baselines import cola, lpt
-from scheduler_py.algorithms._albic_core import (
+from scheduler_py.algorithms.albic import milp as mm
+from scheduler_py.algorithms.albic.heuristics import cola, lpt
+from scheduler_py.algorithms.albic.rounds import (
     AlbicParams,
     KeyGroups,
     RoundResult,
@@ -77,6 +77,7 @@ from scheduler_py.algorithms._albic_core import (
     repair_capacity,
 )
 from scheduler_py.algorithms.registry import register
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import check_feasible, usable_nodes
 from scheduler_py.model.cost import imc_gain, total_traffic
 from scheduler_py.model.errors import InvalidProblemError, SchedulingError
@@ -231,6 +232,7 @@ def plan(
     seed: int = 0,
     min_gain: float = 0.0,
     drain_min: int = 1,
+    budget: Budget = UNLIMITED,
 ) -> Placement:
     """One ALBIC adaptation round (see the module docstring).
 
@@ -273,6 +275,7 @@ def plan(
         flux_seed=flux_seed,
         seed=seed,
         min_gain=min_gain,
+        budget=budget,
     )
     if problem.current is None:
         if initial == "cola":
@@ -311,6 +314,12 @@ def plan(
         "min_gain": min_gain,
         "drain_min": drain_min,
     }
+    if result.budget_cut:
+        report["budget_exhausted"] = True
+        report["budget_note"] = (
+            f"the time budget cut {'; '.join(result.budget_cut)}; the placement is the "
+            f"best found so far ({result.chosen})"
+        )
     return Placement(topology.id, node_of, worker_of=worker_of, report=report)
 
 

@@ -67,7 +67,8 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import product
 
-from scheduler_py.algorithms._groups import (
+from scheduler_py.algorithms.registry import register
+from scheduler_py.algorithms.topdown.groups import (
     KEYS,
     AllocationFailure,
     NodePool,
@@ -81,7 +82,7 @@ from scheduler_py.algorithms._groups import (
     single_task_failure,
     suggestion_hint,
 )
-from scheduler_py.algorithms.registry import register
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.types import EPSILON, Placement, Problem
 
@@ -144,7 +145,7 @@ def allocate(
 
     ``pair_sequence`` replaces ``P`` by an explicit sequence of executor-id pairs (used to
     reproduce a specific intra-pair order, e.g. test vector TC2). ``cpu_of`` overrides
-    executor CPU. Raises :class:`~scheduler_py.algorithms._groups.AllocationFailure` when a
+    executor CPU. Raises :class:`~scheduler_py.algorithms.topdown.groups.AllocationFailure` when a
     single task fits nowhere at the end (E21).
     """
     nodes = ensure_usable(problem)
@@ -238,7 +239,14 @@ def allocate(
         "seed": (0, "seed of the random pair order"),
     },
 )
-def plan(problem: Problem, *, key: str = "rs", pair_order: str = "lex", seed: int = 0) -> Placement:
+def plan(
+    problem: Problem,
+    *,
+    key: str = "rs",
+    pair_order: str = "lex",
+    seed: int = 0,
+    budget: Budget = UNLIMITED,
+) -> Placement:
     """Place ``problem`` with taskLevel; see the module docstring for every deviation.
 
     Raises:

@@ -48,153 +48,18 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from itertools import pairwise
 
 from scheduler_py.algorithms.registry import register
-from scheduler_py.model.capacity import check_feasible, usable_nodes
+from scheduler_py.algorithms.topdown import tdls
+from scheduler_py.algorithms.topdown.counts import CountModel, TaskClass, count_model
+from scheduler_py.model.budget import UNLIMITED, Budget
+from scheduler_py.model.capacity import check_feasible
 from scheduler_py.model.cost import imc_gain
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
 from scheduler_py.model.types import EPSILON, Node, Placement, Problem
 
 _NEG = float("-inf")
-
-
-# --------------------------------------------------------------------------------------
-# The count model shared by the exact methods and the local search (tdls)
-# --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TaskClass:
-    """Interchangeable executors: same component, CPU and memory, same traffic to everyone."""
-
-    component: str
-    executors: tuple[str, ...]
-    cpu: float
-    memory_mb: float
-
-    @property
-    def size(self) -> int:
-        return len(self.executors)
-
-
-@dataclass(frozen=True)
-class CountModel:
-    """A problem in group-count form (notes §1.4): φ = Σ_n Σ_{c<d} w_cd·a_cn·a_dn + constant.
-
-    ``weight[c][d]`` is the traffic of *one* executor pair of classes c and d, both directions
-    summed (symmetric, zero diagonal). ``constant`` is traffic that is collocated whatever the
-    placement (measured executor self-pairs). ``nodes`` are the usable nodes (a free slot).
-    ``uniform`` is true when the classes come from Eq. 1 (no measured pair traffic).
-    """
-
-    classes: tuple[TaskClass, ...]
-    weight: tuple[tuple[float, ...], ...]
-    constant: float
-    nodes: tuple[Node, ...]
-    uniform: bool
-
-    @cached_property
-    def neighbours(self) -> tuple[tuple[tuple[int, float], ...], ...]:
-        """Per class, the classes it exchanges traffic with and the per-pair weight."""
-        return tuple(
-            tuple((d, w) for d, w in enumerate(row) if w > 0 and d != c)
-            for c, row in enumerate(self.weight)
-        )
-
-    @property
-    def identical_nodes(self) -> bool:
-        first = self.nodes[0]
-        return all(n.cpu == first.cpu and n.memory_mb == first.memory_mb for n in self.nodes)
-
-    def pattern_gain(self, pattern: Sequence[int]) -> float:
-        """Gain of one node holding ``pattern[c]`` executors of every class c."""
-        total = 0.0
-        for c, row in enumerate(self.neighbours):
-            pc = pattern[c]
-            if pc:
-                for d, w in row:
-                    if d > c:
-                        total += w * pc * pattern[d]
-        return total
-
-    def phi(self, counts: Sequence[Sequence[int]]) -> float:
-        """φ of a node × class count matrix (including the constant)."""
-        return self.constant + sum(self.pattern_gain(p) for p in counts)
-
-    def node_of(self, counts: Sequence[Sequence[int]]) -> dict[str, str]:
-        """Executor → node for a node × class count matrix (executors in index order)."""
-        result: dict[str, str] = {}
-        for c, cls in enumerate(self.classes):
-            it = iter(cls.executors)
-            for n, node in enumerate(self.nodes):
-                for _ in range(counts[n][c]):
-                    result[next(it)] = node.id
-        return result
-
-    def counts_of(self, node_of: dict[str, str] | object) -> list[list[int]]:
-        """The node × class count matrix of an executor → node mapping."""
-        index = {node.id: n for n, node in enumerate(self.nodes)}
-        counts = [[0] * len(self.classes) for _ in self.nodes]
-        for c, cls in enumerate(self.classes):
-            for e in cls.executors:
-                counts[index[node_of[e]]][c] += 1  # type: ignore[index]
-        return counts
-
-
-def count_model(problem: Problem) -> CountModel:
-    """Build the group-count form of ``problem``.
-
-    Without measured pair traffic, a component's executors are split into classes of equal
-    (CPU, memory) (one class per component unless ``executor_cpu`` overrides some); the
-    per-pair weight between classes of components u and v is Eq. 1's
-    ``traffic(u→v)/(|u||v|) + traffic(v→u)/(|u||v|)``. With measured pair traffic every
-    executor is a class of its own and the weights are the measured rates.
-    """
-    topology = problem.topology
-    nodes = usable_nodes(problem)
-    if topology.has_measured_traffic:
-        classes = tuple(
-            TaskClass(e.component, (e.id,), e.cpu, e.memory_mb) for e in topology.executors
-        )
-        index = {cls.executors[0]: c for c, cls in enumerate(classes)}
-        size = len(classes)
-        weight = [[0.0] * size for _ in range(size)]
-        constant = 0.0
-        for src, dst, rate in topology.pair_traffics():
-            if src not in index or dst not in index:
-                continue
-            a, b = index[src], index[dst]
-            if a == b:
-                constant += rate
-            else:
-                weight[a][b] += rate
-                weight[b][a] += rate
-        return CountModel(classes, tuple(map(tuple, weight)), constant, nodes, False)
-
-    classes_list: list[TaskClass] = []
-    component_classes: dict[str, list[int]] = {}
-    for comp in topology.components:
-        buckets: dict[tuple[float, float], list[str]] = {}
-        for e in topology.executors_of(comp.id):
-            buckets.setdefault((e.cpu, e.memory_mb), []).append(e.id)
-        component_classes[comp.id] = []
-        for (cpu, mem), ids in buckets.items():
-            component_classes[comp.id].append(len(classes_list))
-            classes_list.append(TaskClass(comp.id, tuple(ids), cpu, mem))
-    size = len(classes_list)
-    weight = [[0.0] * size for _ in range(size)]
-    by_id = topology.component_by_id
-    for edge in topology.merged_edges:
-        if edge.traffic <= 0:
-            continue
-        per_pair = edge.traffic / (by_id[edge.source].parallelism * by_id[edge.target].parallelism)
-        for a in component_classes[edge.source]:
-            for b in component_classes[edge.target]:
-                weight[a][b] += per_pair
-                weight[b][a] += per_pair
-    return CountModel(tuple(classes_list), tuple(map(tuple, weight)), 0.0, nodes, True)
 
 
 def _fits(cpu: float, mem: float, node: Node) -> bool:
@@ -226,7 +91,11 @@ def max_per_node(model: CountModel, cls: TaskClass, node: Node) -> int:
 
 
 class _BudgetExceeded(Exception):
-    pass
+    """The DP spent its pattern budget (``dp_budget``) or the time budget ran out."""
+
+    def __init__(self, out_of_time: bool = False) -> None:
+        super().__init__("out of time" if out_of_time else "out of patterns")
+        self.out_of_time = out_of_time
 
 
 @dataclass
@@ -244,9 +113,16 @@ def dp_state_space(model: CountModel) -> int:
 
 
 def solve_dp(
-    model: CountModel, *, budget: int | None = None, ignore_traffic: bool = False
+    model: CountModel,
+    *,
+    budget: int | None = None,
+    ignore_traffic: bool = False,
+    deadline: Budget = UNLIMITED,
 ) -> _Solution:
-    """Exact counting DP (notes §5.1). Raises ``_BudgetExceeded`` after ``budget`` patterns."""
+    """Exact counting DP (``docs/algorithms/baselines.md`` §"optimal").
+
+    Raises ``_BudgetExceeded`` after ``budget`` patterns or when ``deadline`` expires.
+    """
     classes = model.classes
     size = len(classes)
     sizes = tuple(cls.size for cls in classes)
@@ -344,6 +220,8 @@ def solve_dp(
         dfs(0, 0.0, 0.0, 0.0)
         if budget is not None and steps > budget:
             raise _BudgetExceeded
+        if deadline.expired():
+            raise _BudgetExceeded(out_of_time=True)
         return result
 
     def best(i: int, rem: tuple[int, ...]) -> float:
@@ -647,6 +525,7 @@ def plan(
     time_limit: float = 30.0,
     dp_budget: int = 1_000_000,
     dp_max_states: int = 200_000,
+    budget: Budget = UNLIMITED,
 ) -> Placement:
     """Place ``problem`` maximising φ exactly (or within the MILP's time limit).
 
@@ -684,15 +563,28 @@ def plan(
     model = count_model(problem)
     solution: _Solution | None = None
     used = method
+    cut: list[str] = []
     if method == "dp" or (method == "auto" and dp_state_space(model) <= dp_max_states):
         try:
-            solution = solve_dp(model, budget=dp_budget if method == "auto" else None)
+            solution = solve_dp(
+                model, budget=dp_budget if method == "auto" else None, deadline=budget
+            )
             used = "dp"
-        except _BudgetExceeded:
+        except _BudgetExceeded as error:
+            if error.out_of_time:
+                cut.append("the counting DP")
             solution = None
-    if solution is None:
-        solution = solve_milp(model, time_limit=time_limit)
+    milp_limit = budget.cap(time_limit)
+    if solution is None and not cut and milp_limit > 0:
+        solution = solve_milp(model, time_limit=milp_limit)
         used = "milp"
+        if solution.status == "time_limit" and milp_limit < time_limit:
+            cut.append(f"the MILP (time limit {milp_limit:.3g} s instead of {time_limit:g} s)")
+    if solution is None:  # the budget ended before any solver could finish
+        if not cut:
+            cut.append("every exact method (no time left)")
+        solution = _Solution(None, math.inf, "budget", False, {})
+        used = "none"
 
     def feasibility(m: CountModel) -> _Solution:
         if used == "dp":
@@ -704,14 +596,12 @@ def plan(
     counts = solution.counts
     status = solution.status
     if counts is None:  # time limit without an incumbent: heuristic + the MILP's bound
-        from scheduler_py.algorithms import tdls
-
         try:
-            counts = model.counts_of(tdls.plan(problem).node_of)
+            counts = model.counts_of(tdls.plan(problem, budget=budget).node_of)
         except InfeasibleError as error:
             raise SchedulingError(
-                f"optimal: HiGHS found no feasible placement for topology "
-                f"{problem.topology.id} within {time_limit:g} s and the heuristic failed too "
+                f"optimal: no exact method found a feasible placement for topology "
+                f"{problem.topology.id} within {milp_limit:g} s and the heuristic failed too "
                 f"({error}); raise time_limit"
             ) from error
         status = "time_limit_heuristic"
@@ -753,4 +643,11 @@ def plan(
         "seconds": time.perf_counter() - started,
         **solution.detail,
     }
+    if cut:
+        report["budget_exhausted"] = True
+        report["budget_note"] = (
+            f"the time budget cut {' and '.join(cut)}; the placement is "
+            f"{'the best incumbent' if status != 'time_limit_heuristic' else 'tdls'}"
+            f" and not proven optimal"
+        )
     return Placement(problem.topology.id, node_of, report=report)

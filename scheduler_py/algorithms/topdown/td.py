@@ -120,8 +120,9 @@ from bisect import bisect_right
 from collections.abc import Mapping
 from heapq import heappop, heapreplace
 
-from scheduler_py.algorithms import tasklevel
-from scheduler_py.algorithms._groups import (
+from scheduler_py.algorithms.registry import register
+from scheduler_py.algorithms.topdown import tl
+from scheduler_py.algorithms.topdown.groups import (
     BIG,
     INF,
     KEYS,
@@ -139,7 +140,7 @@ from scheduler_py.algorithms._groups import (
     single_task_failure,
     suggestion_hint,
 )
-from scheduler_py.algorithms.registry import register
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import check_feasible
 from scheduler_py.model.types import EPSILON, Placement, Problem
 
@@ -645,7 +646,7 @@ def allocate(
 ) -> tuple[dict[str, str], dict[str, object]]:
     """Run TD once; returns ``(executor -> node, statistics)``.
 
-    Raises :class:`~scheduler_py.algorithms._groups.AllocationFailure` when a single task
+    Raises :class:`~scheduler_py.algorithms.topdown.groups.AllocationFailure` when a single task
     fits nowhere at the end (Alg. 3's failure, E21).
     """
     nodes = ensure_usable(problem)
@@ -695,6 +696,7 @@ def plan(
     subgroup_margin: float = 0.2,
     normalise_speed: bool = False,
     fallback: bool = True,
+    budget: Budget = UNLIMITED,
 ) -> Placement:
     """Place ``problem`` with topDown; see the module docstring for every deviation.
 
@@ -724,7 +726,7 @@ def plan(
     failed = [failure.sentence()]
     used = "tl"
     try:
-        node_of, _ = tasklevel.allocate(problem, key="rs", pair_order="lex", cpu_of=cpu_of)
+        node_of, _ = tl.allocate(problem, key="rs", pair_order="lex", cpu_of=cpu_of)
     except AllocationFailure as error:
         failed.append(error.sentence())
         used = "ffd"

@@ -29,11 +29,13 @@ import math
 import random
 from dataclasses import dataclass, field
 
+import networkx as nx
 import numpy as np
 
-from scheduler_py.algorithms import _albic_milp as mm
-from scheduler_py.algorithms._albic_baselines import flux, metis_parts
-from scheduler_py.algorithms._albic_milp import better
+from scheduler_py.algorithms.albic import milp as mm
+from scheduler_py.algorithms.albic.heuristics import flux, metis_parts
+from scheduler_py.algorithms.albic.milp import better
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.types import EPSILON
 
 
@@ -61,6 +63,12 @@ class AlbicParams:
     flux_seed: bool = False
     seed: int = 0
     min_gain: float = 0.0
+    budget: Budget = UNLIMITED
+    """Every MILP solve's ``time_limit`` is capped by what is left of this budget."""
+
+    def solve_limit(self) -> float:
+        """Seconds the next MILP solve may take (0: the budget has run out)."""
+        return self.budget.cap(self.time_limit)
 
 
 @dataclass
@@ -77,6 +85,8 @@ class RoundResult:
     max_pl: float | None = None
     partitions: int = 0
     solves: list[dict] = field(default_factory=list)
+    budget_cut: list[str] = field(default_factory=list)
+    """What the time budget cut short (empty when nothing was)."""
 
 
 def candidate_pairs(kg: KeyGroups, sf: float) -> dict[tuple[int, int], float]:
@@ -91,23 +101,13 @@ def candidate_pairs(kg: KeyGroups, sf: float) -> dict[tuple[int, int], float]:
     }
 
 
-def _union_find_sets(n: int, pairs) -> list[list[int]]:
-    parent = list(range(n))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in pairs:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    groups: dict[int, list[int]] = {}
-    for x in range(n):
-        groups.setdefault(find(x), []).append(x)
-    return [g for g in groups.values() if len(g) > 1]
+def _collocated_sets(n: int, pairs) -> list[list[int]]:
+    """The connected components (of two or more key groups) of the collocated pairs, each
+    sorted, ordered by their smallest member."""
+    graph = nx.Graph()
+    graph.add_nodes_from(range(n))
+    graph.add_edges_from(pairs)
+    return sorted(sorted(c) for c in nx.connected_components(graph) if len(c) > 1)
 
 
 def split_set(
@@ -277,17 +277,31 @@ def pure_milp(kg: KeyGroups, params: AlbicParams) -> RoundResult:
         ):
             seed_assign, seed_name = fx, "flux"
     bound = mm.assignment_ld(b, seed_assign) if seed_assign is not None else float("inf")
-    res = mm.solve_anytime(
-        b,
-        eps_ub=bound,
-        time_limit=params.time_limit,
-        neighbourhood=params.neighbourhood,
-        start=seed_assign,
-        seed=params.seed,
-    )
-    solves = [_solve_record(res, 0.0, None)]
+    limit = params.solve_limit()
+    cut: list[str] = []
+    res: mm.MilpResult | None = None
+    if limit > 0:
+        res = mm.solve_anytime(
+            b,
+            eps_ub=bound,
+            time_limit=limit,
+            neighbourhood=params.neighbourhood,
+            start=seed_assign,
+            seed=params.seed,
+        )
+    if limit < params.time_limit:
+        cut.append(
+            f"the key-group MILP (limit {limit:.3g} s instead of {params.time_limit:g} s)"
+            if limit > 0
+            else "the key-group MILP (skipped: no time left)"
+        )
+    solves = [_solve_record(res, 0.0, None)] if res is not None else []
     chosen, name = None, ""
-    if res.assign is not None and better(b, res.assign, seed_assign, params.min_gain):
+    if (
+        res is not None
+        and res.assign is not None
+        and better(b, res.assign, seed_assign, params.min_gain)
+    ):
         chosen, name = res.assign, "milp"
     elif seed_assign is not None:
         chosen, name = seed_assign, seed_name
@@ -302,6 +316,7 @@ def pure_milp(kg: KeyGroups, params: AlbicParams) -> RoundResult:
         solves=solves,
         max_pl=0.0,
         partitions=b.n_items,
+        budget_cut=cut,
     )
 
 
@@ -334,7 +349,7 @@ def albic_round(kg: KeyGroups, params: AlbicParams) -> RoundResult:
     ]
     rng.shuffle(todo)
     todo.sort(key=lambda item: -item[1])
-    sets = _union_find_sets(b.n_items, existing)
+    sets = _collocated_sets(b.n_items, existing)
     in_set = np.zeros(b.n_items, dtype=bool)
     for s in sets:
         in_set[s] = True
@@ -350,8 +365,12 @@ def albic_round(kg: KeyGroups, params: AlbicParams) -> RoundResult:
     solves: list[dict] = []
     steps = max(1, math.ceil(params.max_pl / params.delta)) if params.delta > 0 else 1
     max_pl = params.max_pl
+    cut: list[str] = []
     for _ in range(steps):
         if max_pl <= EPSILON:
+            break
+        if params.budget.expired():
+            cut.append(f"the collocation steps from max_pl = {max_pl:g} % down")
             break
         max_pl_abs = max_pl / 100.0 * mean_cap
         parts: list[list[int]] = []
@@ -368,11 +387,14 @@ def albic_round(kg: KeyGroups, params: AlbicParams) -> RoundResult:
         bound = params.max_ld
         if start is not None:
             bound = min(bound, mm.assignment_ld(items, start))
+        limit = params.solve_limit()
+        if limit < params.time_limit:
+            cut.append(f"the MILP at max_pl = {max_pl:g} % (limit {limit:.3g} s)")
         res = mm.solve_anytime(
             items,
             fixed=fixed,
             eps_ub=bound,
-            time_limit=params.time_limit,
+            time_limit=max(limit, 0.05),
             neighbourhood=params.neighbourhood,
             start=start,
             seed=params.seed,
@@ -393,6 +415,7 @@ def albic_round(kg: KeyGroups, params: AlbicParams) -> RoundResult:
                     max_pl,
                     len(parts),
                     solves,
+                    cut,
                 )
         if start is not None and mm.assignment_ld(items, start) <= params.max_ld + EPSILON:
             # nothing better than "no move", which already keeps every collocation
@@ -409,10 +432,12 @@ def albic_round(kg: KeyGroups, params: AlbicParams) -> RoundResult:
                 max_pl,
                 len(parts),
                 solves,
+                cut,
             )
         max_pl -= params.delta
     result = pure_milp(kg, params)
     result.solves = solves + result.solves
+    result.budget_cut = cut + result.budget_cut
     result.candidates = len(candidates)
     result.collocated_candidates = len(existing)
     return result

@@ -54,8 +54,10 @@ import random
 import time
 from collections.abc import Sequence
 
-from scheduler_py.algorithms.optimal import CountModel, count_model
 from scheduler_py.algorithms.registry import register
+from scheduler_py.algorithms.topdown import td
+from scheduler_py.algorithms.topdown.counts import CountModel, count_model
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import check_feasible
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
 from scheduler_py.model.types import EPSILON, Placement, Problem
@@ -70,7 +72,11 @@ _POLISH_PATTERNS = 4096
 class _Search:
     """The group-count state of one placement and its neighbourhoods."""
 
-    def __init__(self, model: CountModel, counts: Sequence[Sequence[int]]) -> None:
+    def __init__(
+        self, model: CountModel, counts: Sequence[Sequence[int]], budget: Budget = UNLIMITED
+    ) -> None:
+        self.budget = budget
+        self.out_of_time = False
         classes, nodes = model.classes, model.nodes
         self.size_c = len(classes)
         self.size_n = len(nodes)
@@ -109,6 +115,15 @@ class _Search:
         self.log: list[tuple[int, int, int, int]] = []
         self.evaluations = 0
         self.partners: dict[int, list[int]] = {}  # cache of partner_nodes, per class
+
+    def spent(self, cap: int) -> bool:
+        """True once ``cap`` evaluations are used or the time budget has run out."""
+        if self.evaluations >= cap:
+            return True
+        if self.budget.expired():
+            self.out_of_time = True
+            return True
+        return False
 
     def stale(self, c: int) -> None:
         """The hosts of class c changed: forget the cached partner nodes of its partners."""
@@ -254,15 +269,15 @@ class _Search:
             self.move(c, n, m, self.a[n][c])
         return True
 
-    def descend(self, budget: int) -> None:
-        """Best-improvement per entry until a full pass improves nothing (or the budget)."""
-        while self.evaluations < budget:
+    def descend(self, cap: int) -> None:
+        """Best-improvement per entry until a full pass improves nothing (or ``cap`` / time)."""
+        while not self.spent(cap):
             improved = False
             for n in range(self.size_n):
                 for c in sorted(self.on[n]):
                     if self.a[n][c] and self.improve_entry(n, c):
                         improved = True
-                    if self.evaluations >= budget:
+                    if self.spent(cap):
                         return
             if not improved and not self.merge_pass():
                 return
@@ -336,20 +351,20 @@ class _Search:
                 self.move(c, n, m, -diff)
         return True
 
-    def polish(self, budget: int) -> None:
+    def polish(self, cap: int) -> None:
         """Two-node polish over all pairs of used nodes, descending after each success."""
         improved = True
-        while improved and self.evaluations < budget:
+        while improved and not self.spent(cap):
             improved = False
             used = [n for n in range(self.size_n) if self.on[n]]
             for i, n in enumerate(used):
                 for m in used[i + 1 :]:
-                    if self.evaluations >= budget:
+                    if self.spent(cap):
                         return
                     if self.on[n] and self.on[m] and self.polish_pair(n, m):
                         improved = True
             if improved:
-                self.descend(budget)
+                self.descend(cap)
 
     def counts(self) -> list[list[int]]:
         return [list(row) for row in self.a]
@@ -382,18 +397,13 @@ def _first_fit(model: CountModel) -> list[list[int]] | None:
 def _start(problem: Problem, model: CountModel, use_td: bool) -> tuple[list[list[int]], str]:
     if use_td:
         try:
-            from scheduler_py.algorithms.topdown import plan as td_plan
-        except ImportError:  # pragma: no cover - td is part of the package
-            td_plan = None
-        if td_plan is not None:
-            try:
-                placement = td_plan(problem)
-            except InfeasibleError:
-                pass
-            else:
-                fallback = placement.report.get("fallback")
-                used = fallback.get("used") if isinstance(fallback, dict) else None
-                return model.counts_of(placement.node_of), f"td→{used}" if used else "td"
+            placement = td.plan(problem)
+        except InfeasibleError:
+            pass
+        else:
+            fallback = placement.report.get("fallback")
+            used = fallback.get("used") if isinstance(fallback, dict) else None
+            return model.counts_of(placement.node_of), f"td→{used}" if used else "td"
     counts = _first_fit(model)
     if counts is None:
         check_feasible(problem)
@@ -429,8 +439,12 @@ def plan(
     polish: bool = True,
     start: str = "td",
     seed: int = 0,
+    budget: Budget = UNLIMITED,
 ) -> Placement:
     """Place ``problem`` with TD, then improve φ by iterated local search.
+
+    The search stops early when ``budget`` runs out and returns the best placement so far
+    (every state it visits is feasible) with ``report["budget_exhausted"] = True``.
 
     Returns
     -------
@@ -449,18 +463,18 @@ def plan(
     check_feasible(problem)
     model = count_model(problem)
     counts, origin = _start(problem, model, start == "td")
-    search = _Search(model, counts)
+    search = _Search(model, counts, budget)
     start_phi = search.phi
-    budget = max(0, max_evaluations)
-    search.descend(budget)
+    cap = max(0, max_evaluations)
+    search.descend(cap)
     rng = random.Random(seed)
     best_phi = search.phi
     search.log.clear()
     rounds = accepted = 0
-    while rounds < max_rounds and search.evaluations < budget:
+    while rounds < max_rounds and not search.spent(cap):
         rounds += 1
         search.kick(rng, kick_size)
-        search.descend(budget)
+        search.descend(cap)
         if search.phi > best_phi + _IMPROVE:
             best_phi = search.phi
             accepted += 1
@@ -468,7 +482,7 @@ def plan(
         else:
             search.undo_to(0)
     if polish:
-        search.polish(budget + budget // 4)
+        search.polish(cap + cap // 4)
     final = search.counts()
     node_of = model.node_of(final)
     report = {
@@ -480,4 +494,10 @@ def plan(
         "evaluations": search.evaluations,
         "seconds": time.perf_counter() - started,
     }
+    if search.out_of_time:
+        report["budget_exhausted"] = True
+        report["budget_note"] = (
+            f"local search stopped after {rounds} perturbation rounds and "
+            f"{search.evaluations} evaluations; the best placement found so far is returned"
+        )
     return Placement(problem.topology.id, node_of, report=report)

@@ -66,6 +66,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from scheduler_py.algorithms.registry import register
+from scheduler_py.algorithms.topdown.groups import planning_cpu
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import check_feasible, usable_nodes
 from scheduler_py.model.cost import evaluate, violations
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
@@ -272,12 +274,13 @@ def plan(
     load_cap: float = 1.0,
     min_improvement: float = 0.0,
     normalise_speed: bool = False,
+    budget: Budget = UNLIMITED,
 ) -> Placement:
     """Place ``problem.topology`` with Aniello et al.'s online scheduler.
 
     ``normalise_speed``: measured executor CPU is raw % of the cores of the node in
     ``problem.current``; OLS's Hz measure is that times the clock, so it is scaled by the
-    node's ``speed`` (:func:`scheduler_py.algorithms.t3.measured_cpu_in_reference_units`).
+    node's ``speed`` (:func:`scheduler_py.algorithms.topdown.groups.planning_cpu`).
 
     Returns
     -------
@@ -313,9 +316,7 @@ def plan(
     biggest_mem = max(n.memory_mb for n in nodes)
     cpu_of = {e.id: e.cpu for e in executors}
     if normalise_speed:
-        from scheduler_py.algorithms.t3 import measured_cpu_in_reference_units
-
-        cpu_of |= measured_cpu_in_reference_units(problem)
+        cpu_of |= planning_cpu(problem) or {}
     for executor in executors:
         if cpu_of[executor.id] > biggest_cpu + EPSILON:
             best = max(nodes, key=lambda n: (n.cpu, n.id))

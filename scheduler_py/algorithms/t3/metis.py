@@ -1,7 +1,8 @@
 """T3's second level (Eskandari et al., FGCS 2018, §4.5): split one node's tasks into ``w``
-workers with METIS k-way partitioning (``pymetis``), then repair part sizes.
+workers with METIS k-way partitioning (:mod:`scheduler_py.algorithms.partition`), then
+repair part sizes.
 
-Kept apart from :mod:`scheduler_py.algorithms.t3` because it is a plain graph routine:
+Kept apart from :mod:`scheduler_py.algorithms.t3.plan` because it is a plain graph routine:
 vertices are task ids, ``rates`` the symmetric task-pair traffic, and the result is a list
 of parts (lists of task ids in the given task order).
 
@@ -15,6 +16,8 @@ traffic from the largest part to the smallest one.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+
+from scheduler_py.algorithms.partition import has_edges, part_graph, symmetric_adjacency
 
 SCALE = 10_000
 """Integer edge weight of the heaviest pair; lighter pairs scale linearly (≥ 1)."""
@@ -50,33 +53,18 @@ def kway(
     if k >= len(tasks):
         return [[t] for t in tasks]
     index = {t: i for i, t in enumerate(tasks)}
-    heaviest = max(
-        (r for t in tasks for s, r in rates.get(t, {}).items() if s in index and r > 0),
-        default=0.0,
-    )
-    if heaviest <= 0:
+    pairs = {
+        (index[t], index[s]): rate
+        for t in tasks
+        for s, rate in rates.get(t, {}).items()
+        if s in index and index[t] < index[s]
+    }
+    adjacency = symmetric_adjacency(len(tasks), pairs, SCALE)
+    if not has_edges(adjacency):
         size = -(-len(tasks) // k)
         parts = [tasks[i : i + size] for i in range(0, len(tasks), size)]
     else:
-        import pymetis
-
-        starts, adjacent, weights = [0], [], []
-        for t in tasks:
-            neighbours = rates.get(t, {})
-            for s in sorted((s for s in neighbours if s in index), key=index.__getitem__):
-                rate = neighbours[s]
-                if s != t and rate > 0:
-                    adjacent.append(index[s])
-                    weights.append(max(1, round(rate / heaviest * SCALE)))
-            starts.append(len(adjacent))
-        options = pymetis.Options(seed=seed, ufactor=ufactor)
-        result = pymetis.part_graph(
-            k,
-            adjacency=pymetis.CSRAdjacency(starts, adjacent),
-            eweights=weights,
-            options=options,
-        )
-        membership = list(result[1])
+        membership = part_graph(adjacency, k, seed=seed, ufactor=ufactor)
         parts = [[] for _ in range(k)]
         for t, part in zip(tasks, membership, strict=True):
             parts[part].append(t)

@@ -22,7 +22,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from scheduler_py.algorithms._albic_milp import Balance, load_distance, node_load
+from scheduler_py.algorithms.albic.milp import Balance, load_distance, node_load
+from scheduler_py.algorithms.partition import (
+    has_edges,
+    integer_weights,
+    part_graph,
+    symmetric_adjacency,
+)
 from scheduler_py.model.types import EPSILON
 
 _SCALE = 1000
@@ -148,41 +154,16 @@ def metis_parts(
     if k >= len(members):
         return [[m] for m in members]
     local = {m: i for i, m in enumerate(members)}
-    adjacency: list[dict[int, int]] = [{} for _ in members]
-    positive = [w for w in traffic.values() if w > 0]
-    scale = _SCALE / max(positive) if positive else 1.0
-    for (a, b), w in traffic.items():
-        if a in local and b in local and a != b and w > 0:
-            ia, ib = local[a], local[b]
-            weight = max(1, round(w * scale))
-            adjacency[ia][ib] = adjacency[ia].get(ib, 0) + weight
-            adjacency[ib][ia] = adjacency[ib].get(ia, 0) + weight
+    pairs = {(local[a], local[b]): w for (a, b), w in traffic.items() if a in local and b in local}
+    adjacency = symmetric_adjacency(len(members), pairs, _SCALE)
     vw = np.asarray(weights, dtype=float)
-    vscale = _SCALE / vw.max() if vw.max() > 0 else 1.0
-    vweights = [max(1, round(float(w) * vscale)) for w in vw]
-    xadj, adjncy, eweights = [0], [], []
-    for row in adjacency:
-        for j, w in sorted(row.items()):
-            adjncy.append(j)
-            eweights.append(w)
-        xadj.append(len(adjncy))
     parts: list[list[int]] = []
-    try:
-        import pymetis
-
-        if adjncy:
-            graph = (
-                {"adjacency": pymetis.CSRAdjacency(xadj, adjncy)}
-                if hasattr(pymetis, "CSRAdjacency")
-                else {"xadj": xadj, "adjncy": adjncy}
-            )
-            _, labels = pymetis.part_graph(k, **graph, vweights=vweights, eweights=eweights)
-            buckets: dict[int, list[int]] = {}
-            for m, label in zip(members, labels, strict=True):
-                buckets.setdefault(int(label), []).append(m)
-            parts = [b for b in buckets.values() if b]
-    except Exception:  # pragma: no cover - METIS unavailable or rejected the graph
-        parts = []
+    if has_edges(adjacency):
+        labels = part_graph(adjacency, k, vertex_weights=integer_weights(vw.tolist(), _SCALE))
+        buckets: dict[int, list[int]] = {}
+        for m, label in zip(members, labels, strict=True):
+            buckets.setdefault(label, []).append(m)
+        parts = [b for b in buckets.values() if b]
     if len(parts) <= 1:  # no edges, or METIS kept everything together: balanced chunks
         order = sorted(range(len(members)), key=lambda i: -vw[i])
         bins: list[list[int]] = [[] for _ in range(k)]
