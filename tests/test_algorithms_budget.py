@@ -82,7 +82,9 @@ def test_expired_optimal_is_not_claimed_optimal() -> None:
     assert placement.report["status"] == "time_limit_heuristic"
 
 
-@pytest.mark.parametrize("name", ["td", "tl", "naive", "even", "online", "rstorm", "metis", "t3", "pipeline"])
+@pytest.mark.parametrize(
+    "name", ["td", "tl", "naive", "even", "online", "rstorm", "metis", "t3", "pipeline"]
+)
 def test_one_shot_algorithms_accept_and_ignore_the_budget(name: str) -> None:
     roomy = Problem(tuple(Node(f"n{k}", 400.0) for k in range(4)), FIGURE2.topology)
     expired = registry.run(name, roomy, budget=_expired())
