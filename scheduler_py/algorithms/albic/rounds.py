@@ -33,8 +33,8 @@ import networkx as nx
 import numpy as np
 
 from scheduler_py.algorithms.albic import milp as mm
+from scheduler_py.algorithms.albic.anytime import better, solve_anytime
 from scheduler_py.algorithms.albic.heuristics import flux, metis_parts
-from scheduler_py.algorithms.albic.milp import better
 from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.types import EPSILON
 
@@ -281,7 +281,7 @@ def pure_milp(kg: KeyGroups, params: AlbicParams) -> RoundResult:
     cut: list[str] = []
     res: mm.MilpResult | None = None
     if limit > 0:
-        res = mm.solve_anytime(
+        res = solve_anytime(
             b,
             eps_ub=bound,
             time_limit=limit,
@@ -390,7 +390,7 @@ def albic_round(kg: KeyGroups, params: AlbicParams) -> RoundResult:
         limit = params.solve_limit()
         if limit < params.time_limit:
             cut.append(f"the MILP at max_pl = {max_pl:g} % (limit {limit:.3g} s)")
-        res = mm.solve_anytime(
+        res = solve_anytime(
             items,
             fixed=fixed,
             eps_ub=bound,
