@@ -63,9 +63,6 @@ from scheduler_py.model.cost import imc_gain
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
 from scheduler_py.model.types import EPSILON, Node, Placement, Problem
 
-# Infeasibility diagnosis and the registered algorithm
-# --------------------------------------------------------------------------------------
-
 
 def _infeasible(problem: Problem, model: CountModel, solve) -> InfeasibleError:
     """Name the resource that makes a proven-infeasible problem infeasible."""
