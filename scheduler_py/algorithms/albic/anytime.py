@@ -1,6 +1,5 @@
 """ALBIC's anytime MILP: a first HiGHS solve, then large-neighbourhood improvement rounds
-(paper 001 §4.3.1 solved within a time limit; ``docs/algorithms/001-albic.md`` §"Anytime
-solving")."""
+(paper 001 §4.3.1 solved within a time limit; ``docs/algorithms/001-albic.md`` §2.3)."""
 
 from __future__ import annotations
 
@@ -20,7 +19,7 @@ from scheduler_py.model.types import EPSILON
 
 def spread(balance: Balance, assign: np.ndarray) -> float:
     """The MILP's secondary criterion: max u over all nodes − min u over nodes not in R
-    (what maximising ε_u + ε_l minimises, notes §2.3)."""
+    (what maximising ε_u + ε_l minimises, ``docs/algorithms/001-albic.md`` §2.3)."""
     u = (
         100.0
         * node_load(assign, balance.load, balance.n_nodes)

@@ -1,6 +1,6 @@
 """T3's simplified graph (paper 002 §4.2) and first level (§4.4, Alg. 2, App. A): fill one node
 with communicating groups, splitting a group or a pair of groups when it does not fit
-(``docs/algorithms/002-t3.md`` §"First level")."""
+(``docs/algorithms/002-t3.md`` §2.5)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """T3's monitoring input (paper 002 §4.1): task loads, symmetric pair rates and the task order
-(``docs/algorithms/002-t3.md`` §"Profile")."""
+(``docs/algorithms/002-t3.md`` §2.2)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def topological_components(topology: Topology) -> list[str]:
     """User components in topological order, ties by declaration order.
 
     A cycle (Storm allows them) is ordered as one block at the place of its earliest-declared
-    member, its members in declaration order (``docs/algorithms/002-t3.md`` §"Task order").
+    member, its members in declaration order (``docs/algorithms/002-t3.md`` §2.2).
     """
     user = [c.id for c in topology.components if not c.is_system]
     position = {c: i for i, c in enumerate(user)}

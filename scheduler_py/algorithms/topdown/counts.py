@@ -3,7 +3,7 @@
 Executors of one component with the same CPU and memory are interchangeable under paper 000
 §4.1 Eq. 1 (every executor of a component sends the same share to every partner), so a node's
 contents is a count per *class* and the IMC gain φ (paper 000 §2.2) is a quadratic form in
-those counts; see ``docs/algorithms/000-topdown.md`` §"Count model". With measured per-pair
+those counts; see ``docs/algorithms/000-topdown.md`` §1.4. With measured per-pair
 traffic every executor is a class of its own and the form is exact for any traffic matrix.
 """
 
@@ -33,7 +33,8 @@ class TaskClass:
 
 @dataclass(frozen=True)
 class CountModel:
-    """A problem in group-count form (notes §1.4): φ = Σ_n Σ_{c<d} w_cd·a_cn·a_dn + constant.
+    """A problem in group-count form (``docs/algorithms/000-topdown.md`` §1.4): φ = Σ_n Σ_{c<d}
+    w_cd·a_cn·a_dn + constant.
 
     ``weight[c][d]`` is the traffic of *one* executor pair of classes c and d, both directions
     summed (symmetric, zero diagonal). ``constant`` is traffic that is collocated whatever the
