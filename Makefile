@@ -55,6 +55,7 @@ demo: deps venv storm-home
 lint: venv
 	$(VENV)/bin/ruff check scheduler_py tests topologies deploy
 	$(VENV)/bin/ruff format --check scheduler_py tests
+	cd $(CURDIR) && $(VENV)/bin/lint-imports
 
 test-java: deps
 	mvn -q -B -f storm_plugin/pom.xml test

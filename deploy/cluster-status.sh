@@ -10,7 +10,7 @@ CLUSTER_SCRIPT=cluster-status
 source "$(dirname "${BASH_SOURCE[0]}")/cluster-common.sh"
 
 if [[ "${1:-}" == --json ]]; then
-  exec "$(venv_python)" -m scheduler_py.storm.stormctl --nimbus "127.0.0.1:$STORM_NIMBUS_PORT" summary --json
+  exec "$(venv_python)" -m scheduler_py.devtools.stormctl --nimbus "127.0.0.1:$STORM_NIMBUS_PORT" summary --json
 fi
 
 port_of() {
@@ -43,7 +43,7 @@ done
 
 if component_pid nimbus >/dev/null; then
   echo "nimbus view:"
-  "$(venv_python)" -m scheduler_py.storm.stormctl --nimbus "127.0.0.1:$STORM_NIMBUS_PORT" summary 2>&1 | sed 's/^/  /' || ok=no
+  "$(venv_python)" -m scheduler_py.devtools.stormctl --nimbus "127.0.0.1:$STORM_NIMBUS_PORT" summary 2>&1 | sed 's/^/  /' || ok=no
 fi
 echo "logs: $LOG_DIR  (nimbus.log, supervisor-N.log, zookeeper.log, brain.log, workers-artifacts/<topology>/<port>/worker.log)"
 [[ $ok == yes ]]

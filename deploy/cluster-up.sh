@@ -268,7 +268,7 @@ fi
 rc=0; wait_port 127.0.0.1 "$STORM_NIMBUS_PORT" "$STORM_READY_TIMEOUT" "$(cat "$(pidfile nimbus)")" || rc=$?
 ((rc == 0)) || fail nimbus "nimbus did not open port $STORM_NIMBUS_PORT (rc=$rc)"
 clog "nimbus thrift port open ($(elapsed)s); waiting for $STORM_SUPERVISORS supervisors to register"
-if ! "$PY" -m scheduler_py.storm.stormctl --nimbus "127.0.0.1:$STORM_NIMBUS_PORT" --interval 0.5 \
+if ! "$PY" -m scheduler_py.devtools.stormctl --nimbus "127.0.0.1:$STORM_NIMBUS_PORT" --interval 0.5 \
       wait-cluster --supervisors "$STORM_SUPERVISORS" --timeout "$STORM_READY_TIMEOUT" | sed 's/^/  /'; then
   for c in nimbus $(seq -f 'supervisor-%g' 1 "$STORM_SUPERVISORS"); do dump_log "$c"; done
   fail nimbus "cluster not ready within ${STORM_READY_TIMEOUT}s"

@@ -85,7 +85,7 @@ EOF
     [[ $# -ge 1 ]] || { echo "usage: submit <project> [name] [sparse options...]" >&2; exit 2; }
     render_conf
     export STORM_NIMBUS="$STORM_NIMBUS_HOST:$STORM_NIMBUS_PORT" VENV
-    "$VENV/bin/python" -m scheduler_py.storm.stormctl --nimbus "$STORM_NIMBUS" wait-cluster \
+    "$VENV/bin/python" -m scheduler_py.devtools.stormctl --nimbus "$STORM_NIMBUS" wait-cluster \
       --supervisors "${STORM_SUPERVISORS:-3}" --timeout "${STORM_READY_TIMEOUT:-180}"
     # the projects are copied into the image read-only; build jars in a scratch copy
     work="$STATE/topologies"

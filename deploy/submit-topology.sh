@@ -85,6 +85,6 @@ log "submitting $(basename "$project") as '${run_name:-?}' to nimbus $STORM_NIMB
 if [[ -n "$wait_acked" ]]; then
   [[ -n "$run_name" ]] || die "--wait needs the topology name (pass [name])"
   py="$VENV/bin/python"
-  "$py" -m scheduler_py.storm.stormctl --nimbus "$STORM_NIMBUS" wait-topology "$run_name" \
+  "$py" -m scheduler_py.devtools.stormctl --nimbus "$STORM_NIMBUS" wait-topology "$run_name" \
     --min-acked "$wait_acked" --timeout "${SUBMIT_WAIT_TIMEOUT:-180}"
 fi

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from scheduler_py.monitoring.zkserver import LocalZooKeeper, storm_home
+from scheduler_py.devtools.zkserver import LocalZooKeeper, storm_home
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

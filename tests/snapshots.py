@@ -105,3 +105,22 @@ def snapshot(supervisors: list[Any], topologies: list[Any], round_: int = 1) -> 
     return wire().ClusterSnapshot(
         round=round_, timestamp_ms=0, supervisors=supervisors, topologies=topologies
     )
+
+
+def answer(snapshot_value: Any, config: Any, armed: Any = None) -> tuple[Any, list[Any]]:
+    """One round as the service runs it: Thrift snapshot → typed state → the round →
+    Thrift reply; returns ``(reply, decisions)``."""
+    from scheduler_py.scheduling.round import plan_round
+    from scheduler_py.service.snapshot import to_reply, to_state
+
+    decisions = plan_round(to_state(snapshot_value), config, armed)
+    return to_reply(decisions), decisions
+
+
+def view_of(snapshot_value: Any, index: int = 0, costs: Any = None) -> Any:
+    """The round's view of the ``index``-th topology of a Thrift snapshot."""
+    from scheduler_py.scheduling.view import storm_view
+    from scheduler_py.service.snapshot import to_state
+
+    state = to_state(snapshot_value)
+    return storm_view(state, state.topologies[index], None, costs)

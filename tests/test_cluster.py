@@ -1,4 +1,4 @@
-"""Several topologies on one cluster (model/cluster.py): the order, each topology seeing
+"""Several topologies on one cluster (scheduling/documents.py): the order, each topology seeing
 the others' usage (new plans before it, current placements after it), slots, keep_current,
 failures, and R-Storm's two-topology run (notes 003 T12)."""
 
@@ -8,7 +8,8 @@ import pytest
 
 from scheduler_py.bench import paper003_rstorm as rstorm_bench
 from scheduler_py.model import Component, Node, Placement, SchedulingError, Topology
-from scheduler_py.model.cluster import plan_cluster, subtract, usage_of
+from scheduler_py.scheduling.claims import Usage, subtract, usage_of
+from scheduler_py.scheduling.documents import plan_cluster
 
 
 def single(tid: str, cpu: float, memory: float = 0.0, parallelism: int = 1) -> Topology:
@@ -105,7 +106,7 @@ def test_usage_and_subtract_clamp_at_zero():
     topology = Topology("t", (Component("s", 2, 300.0, 3000.0, is_spout=True),))
     placement = Placement("t", {"s#0": "n1", "s#1": "n1"}, worker_of={"s#1": 1})
     usage = usage_of(NODES, topology, placement)
-    assert usage == {"n1": (300.0, 3000.0, 2)}
+    assert usage == {"n1": Usage(300.0, 3000.0, 2)}
     n1, n2 = subtract(NODES, [usage])
     assert (n1.cpu, n1.memory_mb, n1.slots) == (0.0, 0.0, 0)
     assert n2 == NODES[1]

@@ -13,17 +13,11 @@ from typing import Any
 import pytest
 from kazoo.exceptions import NoNodeError
 
-from scheduler_py.monitoring.live import (
-    DrainCheck,
-    LiveTask,
-    LiveWorker,
-    check_drain,
-    live_path,
-    parse_live,
-    read_live,
-)
+from scheduler_py.devtools.zkserver import LocalZooKeeper
+from scheduler_py.monitoring.live import live_path, parse_live, read_live
 from scheduler_py.monitoring.zk import connect
-from scheduler_py.monitoring.zkserver import LocalZooKeeper
+from scheduler_py.reconfig.drain import DrainCheck, check_drain
+from scheduler_py.scheduling.interfaces import LiveTask, LiveWorker
 
 # Exactly what LiveCountersTest.recordJsonShape (Java) expects the worker to write.
 JAVA_DOCUMENT = (

@@ -18,10 +18,9 @@ from scheduler_py.monitoring.measured import (
     costs_from_aggregate,
     measured_topology,
 )
-from scheduler_py.service.planner import PlannerConfig, plan_round
-from scheduler_py.service.snapshot import topology_view
+from scheduler_py.scheduling.round import RoundConfig
 from scheduler_py.service.wire import wire
-from tests.snapshots import snapshot, supervisor, wordcount
+from tests.snapshots import answer, snapshot, supervisor, view_of, wordcount
 
 NOW = 10_000_000
 SUPERVISORS = [
@@ -71,7 +70,7 @@ def source(document):
 
 def view(document, conf=None):
     snap = snapshot(SUPERVISORS, [wordcount(conf=conf)])
-    return topology_view(snap, snap.topologies[0], measured=source(document))
+    return view_of(snap, costs=source(document))
 
 
 def test_fresh_aggregate_sets_cpu_and_bytes_traffic():
@@ -190,12 +189,12 @@ def test_a_broken_source_never_costs_the_round():
 
 def test_plan_reason_says_which_costs():
     snap = snapshot(SUPERVISORS, [wordcount()])
-    reply, records = plan_round(snap, PlannerConfig("td", measured=source(aggregate())))
+    reply, records = answer(snap, RoundConfig("td", costs=source(aggregate())))
     (plan,) = reply.plans
     assert plan.decision == wire().Decision.PLACE
     assert plan.reason.endswith("costs: measured (6 windows, 59 s, bytes/s)")
     assert records[0].summary["costs"].startswith("measured")
-    reply, records = plan_round(snap, PlannerConfig("td"))
+    reply, records = answer(snap, RoundConfig("td"))
     assert reply.plans[0].reason.endswith("; costs: declared")
 
 
@@ -203,11 +202,11 @@ def test_measured_cpu_changes_the_plan():
     """td consolidates the declared word count (11 × 10 %) on one 400 % node; measured at
     150 % per split executor it cannot, and the busy splitters end up apart."""
     snap = snapshot(SUPERVISORS, [wordcount()])
-    declared, _ = plan_round(snap, PlannerConfig("td"))
+    declared, _ = answer(snap, RoundConfig("td"))
     assert len({p.supervisor_id for p in declared.plans[0].placements}) == 1
     executors = {t: 5.0 for t in ACKER + COUNT + SPOUT}
     executors.update({t: 150.0 for t in SPLIT})
-    reply, _ = plan_round(snap, PlannerConfig("td", measured=source(aggregate(executors))))
+    reply, _ = answer(snap, RoundConfig("td", costs=source(aggregate(executors))))
     (plan,) = reply.plans
     assert plan.decision == wire().Decision.PLACE, plan.reason
     split_nodes = [p.supervisor_id for p in plan.placements if p.executor.component == "split"]

@@ -10,6 +10,7 @@ import uuid
 import pytest
 
 from scheduler_py import cli as top_cli
+from scheduler_py.devtools.zkserver import free_port
 from scheduler_py.monitoring.aggregate import AggregationJob, JobConfig, spark_session
 from scheduler_py.monitoring.measured import ZooKeeperAggregates
 from scheduler_py.monitoring.records import (
@@ -20,9 +21,8 @@ from scheduler_py.monitoring.records import (
     encode,
 )
 from scheduler_py.monitoring.zk import MonitorStore, connect
-from scheduler_py.monitoring.zkserver import free_port
-from scheduler_py.service.planner import PlannerConfig, plan_round
-from tests.snapshots import snapshot, supervisor, wordcount
+from scheduler_py.scheduling.round import RoundConfig
+from tests.snapshots import answer, snapshot, supervisor, wordcount
 
 
 @pytest.fixture
@@ -229,9 +229,7 @@ def test_cli_every_with_parquet_and_the_brain_reading_back(
             time.sleep(0.2)  # the client connects in the background
         assert source.aggregate("wc-1")["records"] == 12
         supervisors = [supervisor("sup-a", (6700, 6701)), supervisor("sup-b", (6710, 6711))]
-        reply, _ = plan_round(
-            snapshot(supervisors, [wordcount()]), PlannerConfig("td", measured=source)
-        )
+        reply, _ = answer(snapshot(supervisors, [wordcount()]), RoundConfig("td", costs=source))
         assert "costs: measured (6 windows, 60 s, bytes/s)" in reply.plans[0].reason
         # cached for cache_secs, then re-read
         store.write_aggregate("wc-1", {"v": 1, "records": -1})

@@ -11,7 +11,8 @@ from collections import Counter
 import pytest
 
 from scheduler_py.algorithms import registry
-from scheduler_py.algorithms.topdown import td, tl
+from scheduler_py.algorithms.topdown import td as topdown
+from scheduler_py.algorithms.topdown import tl as tasklevel
 from scheduler_py.model.cost import imc_gain
 from scheduler_py.model.errors import InfeasibleError
 from scheduler_py.model.types import Component, Edge, Node, Problem, Topology
@@ -109,7 +110,7 @@ def tc2_sequence() -> list[tuple[str, str]]:
 
 
 def test_tc2_tasklevel_specified_order_gives_84_links():
-    node_of, _ = tl.allocate(FIG2, pair_sequence=tc2_sequence())
+    node_of, _ = tasklevel.allocate(FIG2, pair_sequence=tc2_sequence())
     assert counts(node_of) == {
         "A": {"v1": 7, "v2": 6},
         "B": {"v1": 3, "v2": 14},
@@ -132,7 +133,7 @@ def test_tc2b_tasklevel_lex_gives_36_links():
 def test_tc2c_tasklevel_random_orders_give_the_three_outcomes():
     outcomes = Counter()
     for seed in range(60):
-        node_of, _ = tl.allocate(FIG2, pair_order="random", seed=seed)
+        node_of, _ = tasklevel.allocate(FIG2, pair_order="random", seed=seed)
         outcomes[links(node_of, "v1", "v2")] += 1
     assert set(outcomes) <= {84, 96, 100}
     assert outcomes[96] > outcomes[84] and outcomes[96] > outcomes[100]
@@ -193,8 +194,8 @@ def test_tc8_remainder_with_recomputed_ratio():
 
 
 def test_tc9_td_fails_and_the_chain_falls_back_to_tl():
-    with pytest.raises(td.AllocationFailure):
-        td.allocate(TC9)
+    with pytest.raises(topdown.AllocationFailure):
+        topdown.allocate(TC9)
     placement = registry.run("td", TC9)
     assert phi(TC9, placement) == pytest.approx(21.757, abs=5e-4)
     fallback = placement.report["fallback"]

@@ -10,11 +10,11 @@ import time
 
 import pytest
 
-from scheduler_py.reconfig.cli import history_main, render_history, replan_main
+from scheduler_py.cli.operator import history_main, render_history, replan_main
 from scheduler_py.reconfig.controller import Controller
 from scheduler_py.reconfig.history import History
 from scheduler_py.reconfig.trigger import TriggerConfig
-from scheduler_py.service.planner import PlannerConfig
+from scheduler_py.scheduling.round import RoundConfig
 from scheduler_py.service.server import BrainHandler, make_brain_server
 from tests.snapshots import snapshot, supervisor, wordcount
 from tests.test_reconfig_controller import FakeNimbus, ScriptedLive
@@ -43,13 +43,13 @@ def _serve(handler):
 def brain(tmp_path):
     nimbus = FakeNimbus()
     controller = Controller(
-        PlannerConfig(),
+        RoundConfig(),
         TriggerConfig(drain_poll_secs=0.01, apply_timeout_secs=1.0, warmup_secs=0),
         History(tmp_path),
         nimbus,
         live=ScriptedLive(),
     )
-    handler = BrainHandler(PlannerConfig(), controller=controller)
+    handler = BrainHandler(RoundConfig(), controller=controller)
     owners = {6700: "wc-1"}
     topo = wordcount(current=SPREAD, needs_scheduling=False)
     handler.schedule(snapshot([supervisor(f"s{i}", owners=owners) for i in (1, 2, 3)], [topo]))
@@ -91,7 +91,7 @@ def test_unknown_topology_is_refused_with_the_running_ones(brain, capsys):
 
 
 def test_brain_without_controller_says_how_to_enable_it(capsys):
-    handler = BrainHandler(PlannerConfig())
+    handler = BrainHandler(RoundConfig())
     server, address = _serve(handler)
     try:
         with pytest.raises(SystemExit):

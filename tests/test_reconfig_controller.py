@@ -9,12 +9,13 @@ import time
 
 import pytest
 
-from scheduler_py.monitoring.live import LiveTask, LiveWorker
 from scheduler_py.reconfig.controller import Controller, ReconfigError
 from scheduler_py.reconfig.history import History
 from scheduler_py.reconfig.trigger import TriggerConfig
-from scheduler_py.service.planner import PlannerConfig, plan_round
-from tests.snapshots import snapshot, supervisor, wordcount
+from scheduler_py.scheduling.interfaces import LiveTask, LiveWorker
+from scheduler_py.scheduling.round import RoundConfig
+from scheduler_py.service.snapshot import to_state
+from tests.snapshots import answer, snapshot, supervisor, wordcount
 
 SPREAD = [(t, t, f"s{(t - 1) % 3 + 1}", 6700) for t in range(1, 12)]
 FAST = TriggerConfig(
@@ -75,7 +76,7 @@ def _cluster(topology):
 
 def _controller(tmp_path, nimbus, live, trigger=FAST):
     return Controller(
-        PlannerConfig(),
+        RoundConfig(),
         trigger,
         History(tmp_path),
         nimbus,
@@ -86,8 +87,8 @@ def _controller(tmp_path, nimbus, live, trigger=FAST):
 
 def _round(controller, snap):
     """What the Thrift handler does each Nimbus round."""
-    reply, records = plan_round(snap, PlannerConfig(), controller.armed())
-    controller.observe_round(snap, records)
+    reply, records = answer(snap, RoundConfig(), controller.armed())
+    controller.observe_round(to_state(snap), records)
     return reply
 
 
@@ -218,7 +219,7 @@ def test_a_restarted_brain_resumes_and_records_rollback(tmp_path, state):
         storm_placement=[[t, t, "x", "s1", 6700] for t in range(1, 12)],
     )
     history.record("wc", "r1", state=state, deactivated_at=time.time())
-    controller = Controller(PlannerConfig(), FAST, history, nimbus, sleep=lambda s: None)
+    controller = Controller(RoundConfig(), FAST, history, nimbus, sleep=lambda s: None)
     _round(controller, _cluster(wordcount(current=SPREAD, needs_scheduling=False)))
     controller.recover()
     entry = history.entries("wc")[-1]
@@ -233,7 +234,7 @@ def test_a_restarted_brain_records_completion_when_the_plan_is_in_effect(tmp_pat
     placed = [[t, t, components[t], "s1", 6700] for t in range(1, 12)]
     history.record("wc", "r1", state="accepted", topology_id="wc-1", storm_placement=placed)
     history.record("wc", "r1", state="applying", deactivated_at=time.time())
-    controller = Controller(PlannerConfig(), FAST, history, nimbus, sleep=lambda s: None)
+    controller = Controller(RoundConfig(), FAST, history, nimbus, sleep=lambda s: None)
     current = [(t, t, "s1", 6700) for t in range(1, 12)]
     _round(controller, _cluster(wordcount(current=current, needs_scheduling=False)))
     controller.recover()
@@ -252,7 +253,7 @@ def test_trigger_declines_and_records_the_numbers(tmp_path):
     measured = StaticAggregates()
     aggregates = measured.aggregates
     controller = Controller(
-        PlannerConfig(measured=measured),
+        RoundConfig(costs=measured),
         TriggerConfig(warmup_secs=0, change_windows=1),
         History(tmp_path),
         nimbus,

@@ -12,11 +12,10 @@ from scheduler_py.model.types import (
     Topology,
     WorkerSlot,
 )
-from scheduler_py.reconfig.controller import ArmedPlan
-from scheduler_py.reconfig.proposal import propose, running_placement
-from scheduler_py.service.planner import PlannerConfig, plan_round
-from scheduler_py.service.snapshot import topology_view
-from tests.snapshots import snapshot, supervisor, wordcount
+from scheduler_py.scheduling.interfaces import ArmedPlan
+from scheduler_py.scheduling.proposal import propose, running_placement
+from scheduler_py.scheduling.round import RoundConfig
+from tests.snapshots import answer, snapshot, supervisor, view_of, wordcount
 
 # task ids: __acker 1-3, count 4-6, split 7-9, spout 10-11; round-robin over 3 workers
 SPREAD = [(t, t, f"s{(t - 1) % 3 + 1}", 6700) for t in range(1, 12)]
@@ -56,7 +55,7 @@ def test_relabel_never_moves_a_group_onto_a_node_too_small_for_it():
 
 def test_propose_consolidates_a_spread_topology_and_counts_restarts():
     topo = wordcount(current=SPREAD, needs_scheduling=False)
-    view = topology_view(_cluster(topo), topo)
+    view = view_of(_cluster(topo))
     proposal = propose(view, "td", {})
     assert proposal.running.workers_used == 3
     assert proposal.candidate.workers_used < 3
@@ -76,13 +75,13 @@ def test_propose_consolidates_a_spread_topology_and_counts_restarts():
 
 def test_propose_the_running_plan_again_is_unchanged():
     topo = wordcount(current=SPREAD, needs_scheduling=False)
-    view = topology_view(_cluster(topo), topo)
+    view = view_of(_cluster(topo))
     first = propose(view, "td", {})
     applied = wordcount(
         current=[(s, e, sup, port) for s, e, _, sup, port in first.storm_placement],
         needs_scheduling=False,
     )
-    again = propose(topology_view(_cluster(applied), applied), "td", {})
+    again = propose(view_of(_cluster(applied)), "td", {})
     assert again.unchanged and again.workers_restarted == 0
 
 
@@ -90,7 +89,7 @@ def test_running_placement_has_one_worker_per_port():
     topo = wordcount(
         current=[(t, t, "s1", 6700 + t % 2) for t in range(1, 12)], needs_scheduling=False
     )
-    view = topology_view(_cluster(topo), topo)
+    view = view_of(_cluster(topo))
     running = running_placement(view)
     assert len({running.worker_key(e) for e in running.node_of}) == 2
 
@@ -98,18 +97,18 @@ def test_running_placement_has_one_worker_per_port():
 def test_an_armed_plan_is_placed_even_though_every_executor_runs():
     topo = wordcount(current=SPREAD, needs_scheduling=False)
     snap = _cluster(topo)
-    reply, records = plan_round(snap, PlannerConfig())
+    reply, records = answer(snap, RoundConfig())
     assert reply.plans[0].decision == 3  # KEEP
     placements = tuple((t, t, c, "s1", 6700) for t, c in _components().items())
     armed = {topo.id: ArmedPlan(topo.id, "td", "re-planned", placements)}
-    reply, records = plan_round(snap, PlannerConfig(), armed)
+    reply, records = answer(snap, RoundConfig(), armed)
     plan = reply.plans[0]
     assert plan.decision == 1 and plan.reason == "re-planned"
     assert {(p.supervisor_id, p.port) for p in plan.placements} == {("s1", 6700)}
     assert records[0].decision == "PLACE"
     # a plan for other executors (the topology changed) is ignored
     stale = {topo.id: ArmedPlan(topo.id, "td", "stale", placements[:-1])}
-    reply, _ = plan_round(snap, PlannerConfig(), stale)
+    reply, _ = answer(snap, RoundConfig(), stale)
     assert reply.plans[0].decision == 3
 
 

@@ -327,7 +327,7 @@ def test_t12_two_topologies_split_across_racks():
 
 
 def test_t12_via_plan_cluster_nodes():
-    from scheduler_py.model.cluster import plan_cluster
+    from scheduler_py.scheduling.documents import plan_cluster
 
     nodes = bench.cluster(2, 12)
     result = plan_cluster(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
 import threading
 import time
@@ -13,10 +14,10 @@ from thriftpy2.protocol import TBinaryProtocolFactory
 from thriftpy2.rpc import make_client
 from thriftpy2.transport import TFramedTransportFactory
 
-from scheduler_py.service.planner import PlannerConfig, plan_round
+from scheduler_py.scheduling.round import RoundConfig
 from scheduler_py.service.server import BrainHandler, make_brain_server
 from scheduler_py.service.wire import wire
-from tests.snapshots import snapshot, supervisor, wordcount
+from tests.snapshots import answer, snapshot, supervisor, wordcount
 
 SUPERVISORS = [
     supervisor("sup-a", (6700, 6701)),
@@ -33,7 +34,7 @@ def _placements(plan):
 
 
 def test_round_places_every_executor_exactly_once():
-    reply, records = plan_round(snapshot(SUPERVISORS, [wordcount()]), PlannerConfig("even"))
+    reply, records = answer(snapshot(SUPERVISORS, [wordcount()]), RoundConfig("even"))
     (plan,) = reply.plans
     assert plan.decision == wire().Decision.PLACE
     keys = [(p.executor.task_start, p.executor.task_end) for p in plan.placements]
@@ -47,7 +48,7 @@ def test_round_places_every_executor_exactly_once():
 
 def test_even_matches_storm_round_robin():
     """EvenScheduler: executors by start task, round-robin over 3 interleaved slots."""
-    reply, _ = plan_round(snapshot(SUPERVISORS, [wordcount()]), PlannerConfig("even"))
+    reply, _ = answer(snapshot(SUPERVISORS, [wordcount()]), RoundConfig("even"))
     placed = _placements(reply.plans[0])
     slots = [("sup-a", 6700), ("sup-b", 6710), ("sup-c", 6720)]
     assert placed == {(t, t): slots[(t - 1) % 3] for t in range(1, 12)}
@@ -55,7 +56,7 @@ def test_even_matches_storm_round_robin():
 
 def test_topology_conf_selects_algorithm_and_unknown_is_left_to_storm():
     topo = wordcount(conf={"scheduler.brain.algorithm": "no-such-algorithm"})
-    reply, _ = plan_round(snapshot(SUPERVISORS, [topo]), PlannerConfig("even"))
+    reply, _ = answer(snapshot(SUPERVISORS, [topo]), RoundConfig("even"))
     (plan,) = reply.plans
     assert plan.decision == wire().Decision.LEAVE_TO_STORM
     assert "unknown algorithm 'no-such-algorithm'" in plan.reason
@@ -64,14 +65,14 @@ def test_topology_conf_selects_algorithm_and_unknown_is_left_to_storm():
 
 def test_bad_params_are_left_to_storm_with_reason():
     topo = wordcount(conf={"scheduler.brain.algorithm": "even", "scheduler.brain.params": [1]})
-    reply, _ = plan_round(snapshot(SUPERVISORS, [topo]), PlannerConfig("even"))
+    reply, _ = answer(snapshot(SUPERVISORS, [topo]), RoundConfig("even"))
     assert reply.plans[0].decision == wire().Decision.LEAVE_TO_STORM
     assert "must be a JSON object" in reply.plans[0].reason
 
 
 def test_infeasible_topology_names_component_and_resource():
     tiny = [supervisor("sup-a", (6700,), cpu=5.0)]
-    reply, _ = plan_round(snapshot(tiny, [wordcount()]), PlannerConfig("even"))
+    reply, _ = answer(snapshot(tiny, [wordcount()]), RoundConfig("even"))
     plan = reply.plans[0]
     assert plan.decision == wire().Decision.LEAVE_TO_STORM
     assert "needs 10.0% CPU per executor" in plan.reason
@@ -82,8 +83,8 @@ def test_complete_topology_is_kept():
     current = [(t, t, "sup-a", 6700) for t in range(1, 12)]
     owners = {6700: "wc-1"}
     sups = [supervisor("sup-a", (6700, 6701), owners=owners, used_cpu=110.0)]
-    reply, _ = plan_round(
-        snapshot(sups, [wordcount(current=current, needs_scheduling=True)]), PlannerConfig("even")
+    reply, _ = answer(
+        snapshot(sups, [wordcount(current=current, needs_scheduling=True)]), RoundConfig("even")
     )
     assert reply.plans[0].decision == wire().Decision.KEEP
 
@@ -95,14 +96,14 @@ def test_slots_of_other_topologies_are_not_used_and_capacity_is_shared():
         supervisor("sup-b", (6710, 6711), owners={6710: "other"}),
     ]
     assert owners  # documentation of the layout above
-    reply, _ = plan_round(snapshot(sups, [wordcount()]), PlannerConfig("even"))
+    reply, _ = answer(snapshot(sups, [wordcount()]), RoundConfig("even"))
     plan = reply.plans[0]
     # sup-a has only 10% CPU left: even (capacity-blind) would overload it -> left to Storm
     assert plan.decision == wire().Decision.LEAVE_TO_STORM
     assert "sup-a" in plan.reason
 
     sups[0] = supervisor("sup-a", (6700, 6701), owners={6700: "other"}, used_cpu=100.0)
-    reply, _ = plan_round(snapshot(sups, [wordcount()]), PlannerConfig("even"))
+    reply, _ = answer(snapshot(sups, [wordcount()]), RoundConfig("even"))
     ports = Counter(p.port for p in reply.plans[0].placements)
     assert set(ports) == {6701, 6711}
 
@@ -110,7 +111,7 @@ def test_slots_of_other_topologies_are_not_used_and_capacity_is_shared():
 def test_two_new_topologies_in_one_round_do_not_share_slots():
     sups = [supervisor("sup-a", (6700, 6701)), supervisor("sup-b", (6710, 6711))]
     topos = [wordcount("wc-1", workers=2), wordcount("wc-2", workers=2)]
-    reply, _ = plan_round(snapshot(sups, topos), PlannerConfig("even"))
+    reply, _ = answer(snapshot(sups, topos), RoundConfig("even"))
     slots = [set(_placements(p).values()) for p in reply.plans]
     assert all(p.decision == wire().Decision.PLACE for p in reply.plans)
     assert not slots[0] & slots[1]
@@ -118,7 +119,7 @@ def test_two_new_topologies_in_one_round_do_not_share_slots():
 
 @pytest.fixture()
 def brain():
-    handler = BrainHandler(PlannerConfig("even"))
+    handler = BrainHandler(RoundConfig("even"))
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -167,3 +168,21 @@ def test_garbage_on_the_port_does_not_kill_the_service(brain):
     client = _client(brain)
     assert client.schedule(snapshot(SUPERVISORS, [wordcount()])).plans
     client.close()
+
+
+def test_garbage_gets_one_warning_line_per_connection_and_no_traceback(brain, caplog):
+    caplog.set_level(logging.WARNING, logger="scheduler_py.service.server")
+    for payload in (b"\x00\x00\x00\x05hello", b"\x00\x00\x00\x0c" + b"\x80\x01" + b"\xff" * 10):
+        with socket.create_connection(("127.0.0.1", brain), timeout=5) as sock:
+            sock.sendall(payload)
+            sock.shutdown(socket.SHUT_WR)
+            with contextlib.suppress(OSError):
+                sock.recv(1024)
+    client = _client(brain)  # still answering, and the answer arrives after the warnings
+    assert client.schedule(snapshot(SUPERVISORS, [wordcount()])).plans
+    client.close()
+    records = [r for r in caplog.records if r.name == "scheduler_py.service.server"]
+    assert len(records) == 2, [r.getMessage() for r in records]
+    for record in records:
+        assert record.levelno == logging.WARNING and record.exc_info is None
+        assert "not a SchedulerBrain call" in record.getMessage()

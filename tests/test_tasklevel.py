@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scheduler_py.algorithms import registry
-from scheduler_py.algorithms.topdown import tl
+from scheduler_py.algorithms.topdown import tl as tasklevel
 from scheduler_py.model.cost import imc_gain
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
 from scheduler_py.model.types import Component, Edge, Node, Problem, Topology
@@ -45,7 +45,7 @@ def test_bad_parameters_are_rejected(params):
 
 def test_unknown_executor_in_explicit_sequence_is_rejected():
     with pytest.raises(SchedulingError):
-        tl.allocate(FIG2, pair_sequence=[("v1#0", "v9#0")])
+        tasklevel.allocate(FIG2, pair_sequence=[("v1#0", "v9#0")])
 
 
 def test_random_order_is_deterministic_per_seed():

@@ -194,7 +194,7 @@ def measure(graphs: int = 200, **params) -> None:  # pragma: no cover - manual b
     import time
 
     from scheduler_py.algorithms.baselines import optimal
-    from scheduler_py.algorithms.topdown import td
+    from scheduler_py.algorithms.topdown import td as topdown
 
     sums = {"opt": 0.0, "td": 0.0, "tdls": 0.0}
     cpu = {"opt": 0.0, "td": 0.0, "tdls": 0.0}
@@ -202,7 +202,7 @@ def measure(graphs: int = 200, **params) -> None:  # pragma: no cover - manual b
         p = section73(seed)
         for name, run in (
             ("opt", lambda q: optimal.plan(q, method="dp")),
-            ("td", td.plan),
+            ("td", topdown.plan),
             ("tdls", lambda q: tdls.plan(q, **params)),
         ):
             fresh = Problem(

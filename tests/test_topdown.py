@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduler_py.algorithms import registry
-from scheduler_py.algorithms.topdown import groups, td
+from scheduler_py.algorithms.topdown import groups as _groups
+from scheduler_py.algorithms.topdown import td as topdown
 from scheduler_py.model.cost import imc_gain, violations
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
 from scheduler_py.model.types import Component, Edge, Node, Placement, Problem, Topology
@@ -250,7 +251,7 @@ def test_subgrouping_separates_a_hot_key():
         pair_traffic=traffic,
     )
     problem = Problem(tuple(Node(f"n{i}", 100) for i in range(3)), topology)
-    groups = td.build_groups(problem, 0.2)
+    groups = topdown.build_groups(problem, 0.2)
     assert groups.subgrouped and groups.size == [4, 1, 3]
     assert groups.edges == [(0, 1, 80.0), (0, 2, 12.0)]
     with_sub = registry.run("td", problem)
@@ -269,7 +270,7 @@ def test_skewed_costs_without_bucketing_are_costed_exactly():
         executor_cpu=cpu,
     )
     problem = Problem((Node("n0", 60), Node("n1", 60)), topology)
-    groups = td.build_groups(problem, 0.0)
+    groups = topdown.build_groups(problem, 0.0)
     assert groups.cpu_t == [None, None] and groups.cpu_pre[0] == [0.0, 45.0, 50.0, 55.0]
     check_complete(problem, registry.run("td", problem, {"subgroup_margin": 0.0}))
 
@@ -284,7 +285,7 @@ def test_speed_normalisation_scales_measured_cpu_of_fast_nodes():
     current = Placement("speed", {"a#0": "fast", "a#1": "fast", "b#0": "slow"})
     nodes = (Node("fast", 100, speed=2.0), Node("slow", 100, speed=0.5), Node("n2", 100))
     problem = Problem(nodes, topology, current=current)
-    assert groups.planning_cpu(problem) == {"a#0": 100.0, "a#1": 100.0}
+    assert _groups.planning_cpu(problem) == {"a#0": 100.0, "a#1": 100.0}
     plain = registry.run("td", problem)
     assert len(set(plain.node_of.values())) == 1  # 2 × 50 + 0 fuse on one node
     scaled = registry.run("td", problem, {"normalise_speed": True})
@@ -346,7 +347,7 @@ def test_relabelling_identical_nodes_keeps_phi(problem, rnd):
 @given(feasible_problems(measured=True), st.randoms(use_true_random=False))
 def test_merge_nodes_never_lowers_phi(problem, rnd):
     nodes = [n for n in problem.nodes if n.slots > 0]
-    pool = groups.NodePool(nodes)
+    pool = _groups.NodePool(nodes)
     node_of: dict[str, str] = {}
     for executor in problem.topology.executors:  # a random valid placement
         options = [n.id for n in nodes if pool.fits(n.id, executor.cpu, executor.memory_mb)]

@@ -1,45 +1,47 @@
-"""Placement algorithms: one subpackage per paper, plus the baselines.
+"""Placement algorithms: one subpackage per paper, plus the baselines. Each registers a pure
+``plan(problem, *, budget=..., **params) -> Placement`` with :mod:`.registry`.
 
-Every algorithm is a pure ``plan(problem, *, budget=UNLIMITED, **params) -> Placement``
-registered by name with :mod:`scheduler_py.algorithms.registry`. The modules that register
-algorithms are listed explicitly in :data:`ALGORITHM_MODULES`; adding an algorithm means
-adding its module there. ``docs/algorithms/`` holds our notes on each paper (the algorithm as
-implemented, deviations, errata, test vectors); docstrings cite them and the papers.
+* ``topdown/`` — paper 000, group-aware top-down allocation: ``td``, ``tl``, ``naive``,
+  and our ``tdls`` (``docs/algorithms/000-topdown.md``);
+* ``albic/`` — paper 001, ALBIC: ``albic`` (``docs/algorithms/001-albic.md``);
+* ``t3/`` — paper 002, T3-Scheduler: ``t3`` (``docs/algorithms/002-t3.md``);
+* ``rstorm/`` — paper 003, R-Storm: ``rstorm`` (``docs/algorithms/003-rstorm.md``);
+* ``pipeline/`` — paper 004, pipeline scheduling: ``pipeline``
+  (``docs/algorithms/004-pipeline.md``);
+* ``baselines/`` — Storm's EvenScheduler ``even``, METIS ``metis``, Aniello et al.'s
+  ``online``, the exact ``optimal`` (``docs/algorithms/baselines.md``).
 
-=================  ==========================================================================
-``topdown/``       paper 000 (Chatzistergiou & Viglas, CIKM 2014): ``td``, ``tl``, ``naive``,
-                   ``tdls`` and the group/count code they share
-``albic/``         paper 001 (ALBIC, Tomasz Kaczmarek et al.): ``albic``
-``t3/``            paper 002 (T3-Scheduler): ``t3``
-``rstorm/``        paper 003 (R-Storm, Peng et al., Middleware 2015): ``rstorm``
-``pipeline/``      paper 004 (pipelined data-parallel placement): ``pipeline``
-``baselines/``     ``even``, ``metis``, ``online`` (Aniello et al., DEBS 2013), ``optimal``
-``partition.py``   the one METIS (pymetis) wrapper used by ``metis``, ``t3`` and ``albic``
-=================  ==========================================================================
+An algorithm becomes selectable everywhere by adding its module to :data:`MODULES`.
 """
 
 from __future__ import annotations
 
 import importlib
 
-ALGORITHM_MODULES: tuple[str, ...] = (
-    "scheduler_py.algorithms.topdown.td",
-    "scheduler_py.algorithms.topdown.tl",
-    "scheduler_py.algorithms.topdown.naive",
-    "scheduler_py.algorithms.topdown.tdls",
-    "scheduler_py.algorithms.albic.plan",
-    "scheduler_py.algorithms.t3.plan",
-    "scheduler_py.algorithms.rstorm.plan",
-    "scheduler_py.algorithms.pipeline.plan",
-    "scheduler_py.algorithms.baselines.even",
-    "scheduler_py.algorithms.baselines.metis",
-    "scheduler_py.algorithms.baselines.online",
-    "scheduler_py.algorithms.baselines.optimal",
+MODULES = (
+    "topdown.td",
+    "topdown.tl",
+    "topdown.naive",
+    "topdown.tdls",
+    "albic.plan",
+    "t3.plan",
+    "rstorm.plan",
+    "pipeline.plan",
+    "baselines.even",
+    "baselines.metis",
+    "baselines.online",
+    "baselines.optimal",
 )
-"""Every module that registers an algorithm, in the order they are imported."""
+"""Every module that registers an algorithm, in listing order."""
+
+_LOADED = False
 
 
 def load_all() -> None:
-    """Import every module of :data:`ALGORITHM_MODULES` (each registers itself on import)."""
-    for module in ALGORITHM_MODULES:
-        importlib.import_module(module)
+    """Import every module of :data:`MODULES` once so that they register themselves."""
+    global _LOADED
+    if _LOADED:
+        return
+    for module in MODULES:
+        importlib.import_module(f"{__name__}.{module}")
+    _LOADED = True

@@ -100,7 +100,3 @@ def main(argv: list[str] | None = None) -> int:
         info.run(options)
         print(f"({info.name} took {time.perf_counter() - started:.1f} s)", flush=True)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -146,7 +146,7 @@ class _Cluster:
         self.nimbus: Any = None
 
     def up(self) -> None:
-        from scheduler_py.storm.stormctl import NimbusCtl
+        from scheduler_py.nimbus import NimbusCtl
 
         result = self._run("cluster-up.sh", timeout=300)
         if result.returncode != 0:

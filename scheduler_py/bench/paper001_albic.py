@@ -33,7 +33,7 @@ import numpy as np
 
 from scheduler_py.algorithms import registry
 from scheduler_py.algorithms.albic import milp as mm
-from scheduler_py.algorithms.albic.heuristics import cola, flux
+from scheduler_py.algorithms.albic.baselines import cola, flux
 from scheduler_py.algorithms.albic.plan import build_instance
 from scheduler_py.bench import report
 from scheduler_py.bench.registry import BenchOptions, benchmark

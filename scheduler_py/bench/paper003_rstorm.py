@@ -34,8 +34,8 @@ from dataclasses import replace
 from scheduler_py.algorithms import registry
 from scheduler_py.bench import report
 from scheduler_py.bench.registry import BenchOptions, benchmark
-from scheduler_py.model.cluster import plan_cluster
 from scheduler_py.model.types import Component, Edge, Node, Placement, Problem, Topology
+from scheduler_py.scheduling.documents import plan_cluster
 
 PAPER = "003 R-Storm (Middleware'15) §6.3-6.5; notes 003 §4"
 MEMORY_PER_EXECUTOR = 150.0

@@ -297,9 +297,9 @@ class _ReconfigCluster(_Cluster):
         return f"{self.env.get('BRAIN_HOST', '127.0.0.1')}:{self.env['BRAIN_PORT']}"
 
     def brain_call(self, method: str, *args: Any, timeout_ms: int = 60_000) -> Any:
-        from scheduler_py.reconfig.cli import _brain
+        from scheduler_py.service.client import brain_client
 
-        client = _brain(self.brain, timeout_ms)
+        client = brain_client(self.brain, timeout_ms)
         try:
             return getattr(client, method)(*args)
         finally:

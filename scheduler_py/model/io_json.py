@@ -61,6 +61,14 @@ def validate_document(document: Any) -> None:
             f"invalid problem JSON at {where}: {first.message} "
             f"(see scheduler_py/model/problem.schema.json)"
         )
+    for section in ("nodes", "topologies"):
+        ids = [str(item["id"]) for item in document[section]]
+        duplicates = sorted({i for i in ids if ids.count(i) > 1})
+        if duplicates:
+            raise InvalidProblemError(
+                f"invalid problem JSON at {section}: ids must be unique, found "
+                f"{', '.join(map(repr, duplicates))} more than once"
+            )
 
 
 def load_document(text: str) -> dict[str, Any]:
@@ -75,6 +83,13 @@ def load_document(text: str) -> dict[str, Any]:
 
 
 def nodes_from_json(items: Iterable[Mapping[str, Any]]) -> tuple[Node, ...]:
+    try:
+        return _nodes_from_json(items)
+    except (TypeError, ValueError) as error:
+        raise InvalidProblemError(f"invalid node in problem JSON: {error}") from error
+
+
+def _nodes_from_json(items: Iterable[Mapping[str, Any]]) -> tuple[Node, ...]:
     return tuple(
         Node(
             id=str(item["id"]),

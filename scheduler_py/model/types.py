@@ -268,7 +268,7 @@ class Problem:
     """One topology to place on a set of nodes, optionally with its current placement.
 
     Algorithms are pure functions ``plan(problem, **params) -> Placement``. When several
-    topologies share a cluster, :mod:`scheduler_py.model.cluster` schedules them one at a
+    topologies share a cluster, :mod:`scheduler_py.scheduling.documents` schedules them one at a
     time, each seeing the capacity the previous ones left (``nodes`` is that remainder).
     """
 

@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scheduler_py.monitoring.change import apply_change
 from scheduler_py.monitoring.records import (
     EXECUTOR_COLUMNS,
     RECORD_COLUMNS,
@@ -613,86 +614,6 @@ def _document(
 
 def _percent(cpu_ms: float | None, covered_ms: float | None) -> float:
     return 100.0 * cpu_ms / covered_ms if cpu_ms is not None and covered_ms else 0.0
-
-
-# --------------------------------------------------------------------------- change signal
-
-
-def _range_key(start_end: Iterable[int]) -> str:
-    start, end = start_end
-    return f"{start}-{end}"
-
-
-def change_vector(document: Mapping[str, Any]) -> dict[str, dict[str, float]]:
-    """x of the change signal: CPU % per executor and tuples/s per executor pair."""
-    return {
-        "cpu": {
-            _range_key((e["task_start"], e["task_end"])): float(e["cpu_percent"])
-            for e in document.get("executors", ())
-        },
-        "pairs": {
-            f"{_range_key(p['src'])}>{_range_key(p['dst'])}": float(p["tuples_per_s"])
-            for p in document.get("pairs", ())
-        },
-    }
-
-
-def l1_relative(
-    x: Mapping[str, Mapping[str, float]], ref: Mapping[str, Mapping[str, float]]
-) -> float | None:
-    """‖x − ref‖₁ / ‖ref‖₁ over the union of keys (a key absent on one side counts as 0);
-    ``None`` when the reference is all zeros and x is not (undefined)."""
-    distance = norm = 0.0
-    for part in ("cpu", "pairs"):
-        now, before = x.get(part, {}), ref.get(part, {})
-        for key in set(now) | set(before):
-            distance += abs(now.get(key, 0.0) - before.get(key, 0.0))
-        norm += sum(abs(v) for v in before.values())
-    if norm == 0.0:
-        return 0.0 if distance == 0.0 else None
-    return distance / norm
-
-
-def reference_document(document: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "v": VERSION,
-        "topology_id": document["topology_id"],
-        "computed_at_ms": document["computed_at_ms"],
-        **change_vector(document),
-    }
-
-
-def apply_change(
-    document: dict[str, Any], reference: Mapping[str, Any] | None, reset: bool = False
-) -> dict[str, Any] | None:
-    """Fill ``document["change"]``; returns the reference to store, or ``None`` to keep the
-    stored one. Without a reference (or with ``reset``), or when the stored one is
-    unusable, the document becomes the reference (distance 0). An aggregate without
-    records never becomes a reference."""
-    usable = (
-        isinstance(reference, Mapping)
-        and isinstance(reference.get("cpu"), Mapping)
-        and isinstance(reference.get("pairs"), Mapping)
-    )
-    if reset or not usable:
-        if document.get("records", 0) == 0:
-            document["change"] = {"l1_relative": None, "reference_computed_at_ms": None}
-            return None
-        document["change"] = {
-            "l1_relative": 0.0,
-            "reference_computed_at_ms": document["computed_at_ms"],
-        }
-        return reference_document(document)
-    assert reference is not None
-    document["change"] = {
-        "l1_relative": _maybe_round(l1_relative(change_vector(document), reference)),
-        "reference_computed_at_ms": reference.get("computed_at_ms"),
-    }
-    return None
-
-
-def _maybe_round(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
 
 
 def fit_znode(document: dict[str, Any], budget: int = AGGREGATE_BUDGET) -> bytes:

@@ -1,5 +1,8 @@
-"""Live counters (``docs/monitoring-format.md`` §5): read them, and decide whether a topology
-has drained.
+"""Live counters (``docs/monitoring-format.md`` §5): read them from ZooKeeper.
+
+The types (:class:`~scheduler_py.scheduling.interfaces.LiveWorker`, ``LiveTask``) live in the
+scheduling layer's interfaces, where the reconfiguration drain (``scheduler_py/reconfig/
+drain.py``, ``check_drain``) reads them.
 
 Every worker monitor keeps an EPHEMERAL znode ``<root>/live/<topology-id>/<supervisor-id>:<port>``
 whose data (plain UTF-8 JSON, rewritten about once per second) holds per-task counters that
@@ -7,7 +10,7 @@ only grow while the worker lives: tuples emitted on user streams, executed, acke
 for spouts the tuple trees handed to the ackers and still ``pending``.
 
 To watch a drain (deactivate → wait until in-flight tuples are gone → re-assign → activate),
-poll :func:`read_live` once per period and compare consecutive polls with :func:`check_drain`::
+poll :func:`read_live` once per period and compare consecutive polls with ``check_drain``::
 
     previous = None
     while True:
@@ -28,100 +31,26 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 from kazoo.exceptions import NoNodeError
 
+from scheduler_py.monitoring import znodes
+from scheduler_py.scheduling.interfaces import LiveTask, LiveWorker
+
 log = logging.getLogger(__name__)
 
 VERSION = 1
-DEFAULT_ROOT = "/scheduler-py"
-LIVE_DIR = "live"
+DEFAULT_ROOT = znodes.DEFAULT_ROOT
 _TASK_COUNTERS = ("emitted", "executed", "acked", "failed", "ack_init", "pending")
 _WARNED_LIMIT = 1024
 _warned: set[tuple[str, str]] = set()
 
 
-@dataclass(frozen=True)
-class LiveTask:
-    """One task's counters, cumulative since its worker's monitor started."""
-
-    task: int
-    component: str
-    is_spout: bool
-    emitted: int
-    """emit calls on user streams (stream id not starting with ``__``), not per destination"""
-    executed: int
-    """``execute`` calls for tuples from user streams (bolts)"""
-    acked: int
-    failed: int
-    pending: int
-    """spouts: ``ack_init - acked - failed`` (≥ 0), tuple trees still in flight; bolts: 0"""
-    ack_init: int = 0
-    """spouts: tuple trees handed to the ackers (``__ack_init`` emits)"""
-
-    @property
-    def activity(self) -> int:
-        """emitted + executed + acked + failed: grows whenever the task does anything."""
-        return self.emitted + self.executed + self.acked + self.failed
-
-
-@dataclass(frozen=True)
-class LiveWorker:
-    """One worker's live counters document."""
-
-    supervisor_id: str
-    host: str
-    port: int
-    ts_ms: int
-    """when the worker took the snapshot (the worker's clock)"""
-    started_ms: int
-    """when the worker's monitor started; a new value means the counters restarted from 0"""
-    seq: int
-    tasks: tuple[LiveTask, ...]
-    topology_id: str = ""
-
-    @property
-    def key(self) -> str:
-        """``<supervisor_id>:<port>``, the znode name."""
-        return f"{self.supervisor_id}:{self.port}"
-
-    @property
-    def pending(self) -> int:
-        """Tuple trees of this worker's spouts still in flight."""
-        return sum(t.pending for t in self.tasks)
-
-    @property
-    def activity(self) -> int:
-        """Sum of every task's :attr:`LiveTask.activity`."""
-        return sum(t.activity for t in self.tasks)
-
-
-@dataclass(frozen=True)
-class DrainCheck:
-    """The outcome of comparing two polls of a topology's live counters."""
-
-    drained: bool
-    pending: int
-    """tuple trees in flight now, summed over the current workers"""
-    moved: int
-    """activity between the polls (a restarted or new worker counts as moved)"""
-    workers: int
-    """workers in the current poll"""
-    missing: tuple[str, ...]
-    """expected workers absent from the current or the previous poll"""
-    stale: tuple[str, ...]
-    """expected workers whose ``ts_ms`` did not advance between the polls"""
-    detail: str
-    """one human-readable line"""
-
-
 def live_path(topology_id: str | None = None, root: str = DEFAULT_ROOT) -> str:
-    """``<root>/live[/<topology-id>]``."""
-    path = "/" + root.strip("/") + "/" + LIVE_DIR
-    return path if topology_id is None else f"{path}/{topology_id}"
+    """``<root>/live[/<topology-id>]`` (:mod:`scheduler_py.monitoring.znodes`)."""
+    return znodes.live_path(root, topology_id)
 
 
 def _field(document: Mapping[str, Any], name: str, where: str) -> Any:
@@ -252,76 +181,3 @@ def read_live(client: Any, topology_id: str, root: str = DEFAULT_ROOT) -> dict[s
             continue
         workers[name] = worker
     return workers
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{word}{'' if n == 1 else 's'}"
-
-
-def check_drain(
-    previous: Mapping[str, LiveWorker] | None,
-    current: Mapping[str, LiveWorker],
-    expected: Collection[str] | None = None,
-) -> DrainCheck:
-    """Whether a (deactivated) topology has drained between two polls of :func:`read_live`.
-
-    Drained iff there is a previous poll; every expected worker (default: the keys of
-    ``previous``) is present in both polls and its ``ts_ms`` advanced (else it is
-    ``stale``); nothing is pending in the current poll; no tuple moved in between (``moved``
-    = sum over the current workers of their activity growth; a worker whose ``started_ms``
-    changed counts with all its activity and at least 1, a worker absent from ``previous``
-    with all its activity); and at least one worker published counters (an empty poll
-    proves nothing: the monitor may be off). Pure: no I/O, no clock.
-    """
-    pending = sum(w.pending for w in current.values())
-    workers = len(current)
-    if expected is not None:
-        keys = sorted(set(expected))
-    elif previous is not None:
-        keys = sorted(previous)
-    else:
-        keys = sorted(current)
-
-    if previous is None:
-        missing = tuple(k for k in keys if k not in current)
-        parts = ["first poll: nothing to compare yet"]
-        if pending:
-            parts.append(f"pending {pending} tuple {_plural(pending, 'tree')}")
-        if missing:
-            parts.append(f"missing {_plural(len(missing), 'worker')} {', '.join(missing)}")
-        return DrainCheck(False, pending, 0, workers, missing, (), ", ".join(parts))
-
-    missing = tuple(k for k in keys if k not in current or k not in previous)
-    stale = tuple(
-        k for k in keys if k in current and k in previous and current[k].ts_ms <= previous[k].ts_ms
-    )
-    moved = 0
-    for key, now in current.items():
-        before = previous.get(key)
-        if before is None:
-            moved += now.activity
-        elif now.started_ms != before.started_ms:
-            moved += max(1, now.activity)
-        else:
-            moved += abs(now.activity - before.activity)
-
-    drained = bool(current) and not missing and not stale and pending == 0 and moved == 0
-    if drained:
-        detail = (
-            f"drained: nothing pending, nothing moved since last poll on "
-            f"{workers} {_plural(workers, 'worker')}"
-        )
-    else:
-        parts = []
-        if not current:
-            parts.append("no live counters published (is the worker monitor enabled?)")
-        if pending:
-            parts.append(f"pending {pending} tuple {_plural(pending, 'tree')}")
-        if moved:
-            parts.append(f"{moved} {_plural(moved, 'tuple')} moved since last poll")
-        if missing:
-            parts.append(f"missing {_plural(len(missing), 'worker')} {', '.join(missing)}")
-        if stale:
-            parts.append(f"stale {_plural(len(stale), 'worker')} {', '.join(stale)}")
-        detail = ", ".join(parts)
-    return DrainCheck(drained, pending, moved, workers, missing, stale, detail)

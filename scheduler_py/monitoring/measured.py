@@ -1,7 +1,9 @@
 """Aggregate (contract §4) → the model's measured costs; the brain's side of monitoring.
 
-:func:`measured_topology` is what :func:`scheduler_py.service.snapshot.topology_view` calls
-when the service runs with ``--zookeeper``:
+:func:`measured_topology` is what the scheduling round's view
+(``scheduler_py/scheduling/view.py``) calls, through :meth:`MeasuredCostsSource.costs_for`
+(the :class:`~scheduler_py.scheduling.interfaces.CostSource` interface), when the service runs
+with ``--zookeeper``:
 
 * it asks a :class:`MeasuredCostsSource` for the topology's aggregate
   (:class:`ZooKeeperAggregates` reads ``<root>/aggregate/<topology-id>`` and caches it a
@@ -34,12 +36,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from scheduler_py.config import keys
 from scheduler_py.model.types import Edge, Topology
+from scheduler_py.monitoring import znodes
 
 log = logging.getLogger(__name__)
 
-MAX_AGE_KEY = "scheduler.brain.metrics.max.age.secs"
-DEFAULT_MAX_AGE_SECS = 180.0
+MAX_AGE_KEY = keys.METRICS_MAX_AGE.name
+DEFAULT_MAX_AGE_SECS = float(keys.METRICS_MAX_AGE.default)
 FUTURE_TOLERANCE_MS = 60_000
 """An aggregate up to this far in the future (clock skew between hosts) still counts."""
 
@@ -62,6 +66,15 @@ class MeasuredCostsSource:
 
     def now_ms(self) -> int:
         return int(time.time() * 1000)
+
+    def costs_for(
+        self,
+        topology: Topology,
+        storm_executor: Mapping[str, ExecutorKey],
+        conf: Mapping[str, Any],
+    ) -> tuple[Topology, str]:
+        """The topology with this source's measured costs (:func:`measured_topology`)."""
+        return measured_topology(topology, storm_executor, conf, self)
 
     def close(self) -> None:
         """Release connections (the service calls it on shutdown)."""
@@ -96,12 +109,12 @@ class ZooKeeperAggregates(MeasuredCostsSource):
     def __init__(
         self,
         hosts: str,
-        root: str = "/scheduler-py",
+        root: str = znodes.DEFAULT_ROOT,
         cache_secs: float = 5.0,
         timeout: float = 1.0,
     ) -> None:
         self.hosts = hosts
-        self.root = "/" + root.strip("/")
+        self.root = znodes.normalise_root(root)
         self.cache_secs = cache_secs
         self.timeout = timeout
         self._client = None
@@ -110,15 +123,13 @@ class ZooKeeperAggregates(MeasuredCostsSource):
         self._warned = False
 
     def _connected_client(self):
-        from kazoo.client import KazooClient
-        from kazoo.protocol.states import KazooState
+        from scheduler_py.monitoring.zk import connect_in_background
 
         with self._lock:
             if self._client is None:
-                self._client = KazooClient(hosts=self.hosts, timeout=10.0)
-                self._client.start_async()
+                self._client = connect_in_background(self.hosts)
             client = self._client
-        return client if client.state == KazooState.CONNECTED else None
+        return client if client.connected else None
 
     def aggregate(self, topology_id: str) -> Mapping[str, Any] | None:
         now = time.monotonic()
@@ -138,7 +149,7 @@ class ZooKeeperAggregates(MeasuredCostsSource):
 
         from scheduler_py.monitoring.records import CorruptRecord, decode
 
-        path = f"{self.root}/aggregate/{topology_id}"
+        path = znodes.aggregate_path(self.root, topology_id)
         try:
             data, _ = client.get_async(path).get(timeout=self.timeout)
             document = decode(data)

@@ -3,9 +3,12 @@
 Runs inside ``scheduler-py serve`` next to the Thrift handler. The handler feeds it every
 scheduling round's snapshot (:meth:`Controller.observe_round`) and asks it for *armed* plans
 (:meth:`Controller.armed`), which the round returns as ``PLACE`` for a topology that is
-already fully placed (:func:`scheduler_py.service.planner.plan_round`).
+already fully placed (:func:`scheduler_py.scheduling.round.plan_round`). It implements
+:class:`~scheduler_py.scheduling.interfaces.ReconfigurationPort`; Nimbus, the live counters
+and the measured costs reach it through the other interfaces of that module.
 
-One reconfiguration (notes 000 §3.3, option B — deactivate, drain, re-assign, activate):
+One reconfiguration (``docs/algorithms/000-topdown.md``, "Reconfiguration"; option B —
+deactivate, drain, re-assign, activate):
 
 1. **block the spouts**: Nimbus ``deactivate`` (spout executors call ``ISpout.deactivate``
    and stop calling ``nextTuple``);
@@ -36,22 +39,16 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
 
+from scheduler_py.config import keys
 from scheduler_py.model.cost import node_loads
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.types import EPSILON
-from scheduler_py.monitoring.live import LiveWorker, check_drain
-from scheduler_py.monitoring.measured import MeasuredCostsSource
+from scheduler_py.reconfig.drain import check_drain
 from scheduler_py.reconfig.history import History
-from scheduler_py.reconfig.proposal import (
-    Proposal,
-    StormPlacement,
-    propose,
-    running_placement,
-)
 from scheduler_py.reconfig.trigger import (
     Observation,
     Trigger,
@@ -62,21 +59,20 @@ from scheduler_py.reconfig.trigger import (
     new_watch,
     observe,
 )
-from scheduler_py.service.planner import PlannerConfig, RoundRecord, choose_algorithm
-from scheduler_py.service.snapshot import TopologyView, decode_conf, topology_view
+from scheduler_py.scheduling.interfaces import (
+    ArmedPlan,
+    LiveWorker,
+    OperatorError,
+    TopologyControl,
+)
+from scheduler_py.scheduling.proposal import Proposal, propose, running_placement
+from scheduler_py.scheduling.round import LEAVE, RoundConfig, TopologyDecision, choose_algorithm
+from scheduler_py.scheduling.state import ClusterState, StormTopology
+from scheduler_py.scheduling.view import TopologyView, storm_view
 
 log = logging.getLogger(__name__)
 
-MESSAGE_TIMEOUT_KEY = "topology.message.timeout.secs"
-
-
-class NimbusControl(Protocol):
-    """The Nimbus calls the controller makes (:class:`scheduler_py.storm.stormctl.NimbusCtl`)."""
-
-    def status(self, name: str) -> str | None: ...
-    def deactivate(self, name: str) -> None: ...
-    def activate(self, name: str) -> None: ...
-
+MESSAGE_TIMEOUT_KEY = keys.MESSAGE_TIMEOUT.name
 
 LiveSource = Callable[[str], Mapping[str, LiveWorker]]
 """topology id -> its workers' live counters (``{}`` when none are published)"""
@@ -84,25 +80,17 @@ ReferenceSink = Callable[[str, Mapping[str, Any]], None]
 """(topology id, aggregate) -> store the aggregate as the topology's change reference"""
 
 
-class ReconfigError(Exception):
+class ReconfigError(OperatorError):
     """An operator request the controller cannot carry out (the message says why)."""
-
-
-@dataclass(frozen=True)
-class ArmedPlan:
-    topology_id: str
-    algorithm: str
-    reason: str
-    placements: tuple[StormPlacement, ...]
 
 
 class Controller:
     def __init__(
         self,
-        planner: PlannerConfig,
+        planner: RoundConfig,
         trigger: TriggerConfig,
         history: History,
-        nimbus: NimbusControl | None,
+        nimbus: TopologyControl | None,
         live: LiveSource | None = None,
         references: ReferenceSink | None = None,
         check_secs: float = 10.0,
@@ -119,8 +107,8 @@ class Controller:
         self.clock = clock
         self.sleep = sleep
         self._lock = threading.Condition()
-        self._snapshot: Any = None
-        self._records: dict[str, RoundRecord] = {}
+        self._snapshot: ClusterState | None = None
+        self._records: dict[str, TopologyDecision] = {}
         self._armed: dict[str, ArmedPlan] = {}
         self._busy: set[str] = set()
         self._watches: dict[str, Watch] = {}
@@ -129,7 +117,11 @@ class Controller:
         self._warned: set[str] = set()
 
     # -- fed by the Thrift handler ---------------------------------------------------
-    def observe_round(self, snapshot: Any, records: list[RoundRecord]) -> None:
+    def describe(self) -> str:
+        mode = "automatic trigger" if self.trigger.enabled else "operator replans only"
+        return f"{mode}; history in {self.history.directory or 'memory'}"
+
+    def observe_round(self, snapshot: ClusterState, records: Sequence[TopologyDecision]) -> None:
         with self._lock:
             self._snapshot = snapshot
             for record in records:
@@ -169,6 +161,7 @@ class Controller:
         return report
 
     def _resolve(self, topology: str, must_run: bool) -> tuple[str, Any]:
+        """(name, topology) of a running topology named or identified ``topology``."""
         snapshot = self._latest(required=must_run)
         for topo in snapshot.topologies if snapshot is not None else ():
             if topology in (topo.name, topo.id):
@@ -193,20 +186,24 @@ class Controller:
 
     def _config_for(self, topo: Any) -> TriggerConfig:
         try:
-            return self.trigger.for_topology(decode_conf(topo.conf or {}))
+            return self.trigger.for_topology(topo.conf)
         except ValueError as error:
             raise ReconfigError(f"topology {topo.name}: {error}") from error
 
     def _propose(
-        self, snapshot: Any, topo: Any, config: TriggerConfig, algorithm: str | None
+        self,
+        snapshot: ClusterState,
+        topo: StormTopology,
+        config: TriggerConfig,
+        algorithm: str | None,
     ) -> Proposal:
-        view = topology_view(snapshot, topo, None, self.planner.measured)
+        view = storm_view(snapshot, topo, None, self.planner.costs)
         chosen, params = choose_algorithm(view.conf, self.planner)
         if algorithm is None and config.algorithm:
             algorithm = config.algorithm
         if algorithm and algorithm != chosen:
             chosen, params = algorithm, dict(self.planner.default_params.get(algorithm, {}))
-        return propose(view, chosen, params, {s.id: s.host for s in snapshot.supervisors})
+        return propose(view, chosen, params, snapshot.hosts)
 
     # -- the trigger loop ------------------------------------------------------------
     def start(self) -> None:
@@ -236,7 +233,7 @@ class Controller:
             with self._lock:
                 record = self._records.get(topo.id)
                 busy = topo.id in self._busy
-            if busy or record is None or record.decision == "LEAVE_TO_STORM":
+            if busy or record is None or record.decision == LEAVE:
                 continue
             try:
                 config = self._config_for(topo)
@@ -246,11 +243,16 @@ class Controller:
             self._check_topology(snapshot, topo, config, supervisors, now)
 
     def _check_topology(
-        self, snapshot: Any, topo: Any, config: TriggerConfig, supervisors: frozenset, now: float
+        self,
+        snapshot: ClusterState,
+        topo: StormTopology,
+        config: TriggerConfig,
+        supervisors: frozenset,
+        now: float,
     ) -> None:
         watch = self._watches.get(topo.id) or new_watch(now, config, supervisors)
         aggregate = self._aggregate(topo.id)
-        view = topology_view(snapshot, topo, None, self.planner.measured)
+        view = storm_view(snapshot, topo, None, self.planner.costs)
         measured = view.costs.startswith("measured")
         if watch.rebase_after_ms is None and watch.last_aggregate_ms is None and aggregate:
             # first sight: the aggregate after the warm-up becomes the change reference
@@ -280,7 +282,9 @@ class Controller:
         accepted = self._consider(snapshot, topo, config, fired)
         self._watches[topo.id] = after_decision(watch, now, accepted, config)
 
-    def _consider(self, snapshot: Any, topo: Any, config: TriggerConfig, fired: Trigger) -> bool:
+    def _consider(
+        self, snapshot: ClusterState, topo: StormTopology, config: TriggerConfig, fired: Trigger
+    ) -> bool:
         entry_id = _new_id()
         base = {"topology_id": topo.id, "trigger": fired.kind, "trigger_detail": fired.detail}
         base |= {"trigger_numbers": fired.numbers}
@@ -319,7 +323,7 @@ class Controller:
         return True
 
     def _aggregate(self, topology_id: str) -> Mapping[str, Any] | None:
-        source: MeasuredCostsSource | None = self.planner.measured
+        source = self.planner.costs
         if source is None:
             return None
         try:
@@ -511,7 +515,7 @@ class Controller:
 
     def _timed_drain(self, conf: Mapping, started: float) -> tuple[bool, str]:
         try:
-            wait = float(conf.get(MESSAGE_TIMEOUT_KEY) or 30)
+            wait = float(conf.get(MESSAGE_TIMEOUT_KEY) or keys.MESSAGE_TIMEOUT.default)
         except (TypeError, ValueError):
             wait = 30.0
         self.sleep(max(0.0, wait - (self.clock() - started)))
@@ -545,7 +549,7 @@ class Controller:
                 topo = next((t for t in snapshot.topologies if t.id == proposal.topology_id), None)
                 if topo is None:
                     return False
-                if {(s, e, sup, port) for s, e, _, sup, port in _running(topo)} == wanted:
+                if {(s, e, sup, port) for s, e, _, sup, port in topo.running()} == wanted:
                     return True
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -625,18 +629,9 @@ class Controller:
             if snapshot is not None:
                 topo = next((t for t in snapshot.topologies if t.id == entry["topology_id"]), None)
             if topo is not None:
-                return bool(planned) and _running(topo) == planned
+                return bool(planned) and topo.running() == planned
             self.sleep(1.0)
         return False
-
-
-def _running(topo: Any) -> set[StormPlacement]:
-    """Where a snapshot topology's executors run now, as (start, end, component,
-    supervisor, port)."""
-    return {
-        (p.executor.task_start, p.executor.task_end, p.executor.component, p.supervisor_id, p.port)
-        for p in topo.current
-    }
 
 
 def _overloaded(view: TopologyView) -> tuple[str, ...]:

@@ -34,9 +34,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from scheduler_py.config import keys
 from scheduler_py.model.cost import Evaluation
 
-CONF_PREFIX = "scheduler.reconfig."
+CONF_PREFIX = keys.RECONFIG_PREFIX
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,11 @@ struct ClusterSnapshot {
   /** Topologies the brain may place this round (never the ones it must not touch). */
   4: required list<Topology> topologies;
   5: optional string storm_version;
+  /**
+   * How long the shim waits for the reply (scheduler.brain.timeout.ms). The brain plans
+   * within this minus a margin, splitting it over the topologies it plans.
+   */
+  6: optional i32 timeout_ms;
 }
 
 enum Decision {

@@ -1,6 +1,10 @@
 """The thriftpy2 service Nimbus's shim calls every scheduling round (``scheduler-py serve``).
 
-Framed transport + binary protocol, like the shim. Every reply is also appended to a JSON
+A round: Thrift snapshot → :func:`~scheduler_py.service.snapshot.to_state` →
+:func:`scheduler_py.scheduling.round.plan_round` → :func:`~scheduler_py.service.snapshot.
+to_reply`. The reconfiguration controller, when one runs, is reached only through
+:class:`~scheduler_py.scheduling.interfaces.ReconfigurationPort`. Framed transport + binary
+protocol, like the shim. Every reply is also appended to a JSON
 lines *plan log* (one object per topology decision) so operators and ``make demo`` can see
 what the brain planned; the log is the only state the service writes.
 """
@@ -11,17 +15,21 @@ import json
 import logging
 import threading
 import time
-from dataclasses import asdict
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from thriftpy2.protocol import TBinaryProtocolFactory
-from thriftpy2.rpc import make_server
-from thriftpy2.transport import TFramedTransportFactory
+from thriftpy2.server import TThreadedServer
+from thriftpy2.thrift import TProcessor
+from thriftpy2.transport import TFramedTransportFactory, TServerSocket, TTransportException
 
 from scheduler_py import __version__
-from scheduler_py.reconfig.controller import Controller, ReconfigError
-from scheduler_py.service.planner import PlannerConfig, RoundRecord, plan_round
+from scheduler_py.scheduling.interfaces import OperatorError, ReconfigurationPort
+from scheduler_py.scheduling.round import KEEP, PLACE, RoundConfig, TopologyDecision, plan_round
+from scheduler_py.scheduling.state import ClusterState
+from scheduler_py.service.snapshot import to_reply, to_state
 from scheduler_py.service.wire import wire
 
 log = logging.getLogger(__name__)
@@ -35,15 +43,15 @@ class BrainHandler:
 
     def __init__(
         self,
-        config: PlannerConfig,
+        config: RoundConfig,
         plan_log: Path | None = None,
-        controller: Controller | None = None,
+        controller: ReconfigurationPort | None = None,
     ) -> None:
         self.config = config
         self.plan_log = plan_log
         self.controller = controller
         self._lock = threading.Lock()
-        self.last_records: dict[str, RoundRecord] = {}
+        self.last_records: dict[str, TopologyDecision] = {}
 
     def ping(self) -> str:
         return __version__
@@ -52,22 +60,23 @@ class BrainHandler:
         started = time.perf_counter()
         armed = self.controller.armed() if self.controller is not None else None
         try:
-            reply, records = plan_round(snapshot, self.config, armed)
+            state = to_state(snapshot)
+            decisions = self._explain_kept(plan_round(state, self.config, armed))
+            reply = to_reply(decisions)
         except Exception as error:  # never let one round kill the service
             log.exception("round %s failed", getattr(snapshot, "round", "?"))
             raise wire().BrainError(f"brain failed on this snapshot: {error}") from error
         seconds = time.perf_counter() - started
-        self._explain_kept(reply)
-        self._remember(snapshot, records, seconds)
+        self._remember(state, decisions, seconds)
         if self.controller is not None:
-            self.controller.observe_round(snapshot, records)
+            self.controller.observe_round(state, decisions)
         return reply
 
     def replan(self, topology: str, algorithm: str, dry_run: bool) -> str:
         controller = self._controller()
         try:
             report = controller.replan(topology, algorithm or "", bool(dry_run))
-        except ReconfigError as error:
+        except OperatorError as error:
             raise wire().BrainError(str(error)) from error
         except Exception as error:
             log.exception("replan %s failed", topology)
@@ -78,10 +87,10 @@ class BrainHandler:
         controller = self._controller()
         try:
             return json.dumps(controller.history_of(topology), sort_keys=True, default=str)
-        except ReconfigError as error:
+        except OperatorError as error:
             raise wire().BrainError(str(error)) from error
 
-    def _controller(self) -> Controller:
+    def _controller(self) -> ReconfigurationPort:
         if self.controller is None:
             raise wire().BrainError(
                 "this brain runs without the reconfiguration controller; start "
@@ -89,50 +98,90 @@ class BrainHandler:
             )
         return self.controller
 
-    def _explain_kept(self, reply: Any) -> None:
+    def _explain_kept(self, decisions: list[TopologyDecision]) -> list[TopologyDecision]:
         """A kept topology keeps the reason of the plan that placed it (the shim shows it as
         the topology status, which should not flip to "nothing to do" one round later)."""
         with self._lock:
-            for plan in reply.plans:
-                placed = self.last_records.get(plan.topology_id)
-                if plan.decision == wire().Decision.KEEP and placed and placed.decision == "PLACE":
-                    plan.algorithm = placed.algorithm
-                    plan.reason = f"{placed.reason} (unchanged)"
+            result = []
+            for decision in decisions:
+                placed = self.last_records.get(decision.topology_id)
+                if decision.decision == KEEP and placed and placed.decision == PLACE:
+                    decision = replace(
+                        decision, algorithm=placed.algorithm, reason=f"{placed.reason} (unchanged)"
+                    )
+                result.append(decision)
+            return result
 
-    def _remember(self, snapshot: Any, records: list[RoundRecord], seconds: float) -> None:
+    def _remember(
+        self, state: ClusterState, decisions: Sequence[TopologyDecision], seconds: float
+    ) -> None:
         with self._lock:
-            for record in records:
-                if record.decision == "KEEP":
+            for decision in decisions:
+                if decision.decision == KEEP:
                     continue
-                changed = self.last_records.get(record.topology_id)
-                self.last_records[record.topology_id] = record
+                changed = self.last_records.get(decision.topology_id)
+                self.last_records[decision.topology_id] = decision
                 if (
                     changed is None
-                    or changed.decision != record.decision
-                    or (changed.placement != record.placement)
+                    or changed.decision != decision.decision
+                    or changed.placement != decision.placement
                 ):
                     log.info(
                         "round %s: %s %s (%s)",
-                        snapshot.round,
-                        record.decision,
-                        record.topology_id,
-                        record.reason,
+                        state.round,
+                        decision.decision,
+                        decision.topology_id,
+                        decision.reason,
                     )
-                self._append(snapshot, record, seconds)
+                self._append(state, decision, seconds)
 
-    def _append(self, snapshot: Any, record: RoundRecord, seconds: float) -> None:
+    def _append(self, state: ClusterState, decision: TopologyDecision, seconds: float) -> None:
         if self.plan_log is None:
             return
-        entry = asdict(record) | {
-            "round": snapshot.round,
-            "timestamp_ms": snapshot.timestamp_ms,
+        entry = decision.log_entry() | {
+            "round": state.round,
+            "timestamp_ms": state.timestamp_ms,
             "round_seconds": seconds,
-            "placement": {e: list(s) for e, s in record.placement.items()},
-            "storm_placement": {e: list(s) for e, s in record.storm_placement.items()},
         }
         self.plan_log.parent.mkdir(parents=True, exist_ok=True)
         with self.plan_log.open("a", encoding="utf-8") as out:
             out.write(json.dumps(entry, sort_keys=True, default=str) + "\n")
+
+
+class BrainServer(TThreadedServer):
+    """thriftpy2's threaded server, with one WARNING line per connection that does not speak
+    the protocol (garbage, a port scanner, an HTTP client) instead of a traceback each."""
+
+    def handle(self, client: Any) -> None:
+        peer = _peer(client)
+        itrans = self.itrans_factory.get_transport(client)
+        otrans = self.otrans_factory.get_transport(client)
+        iprot = self.iprot_factory.get_protocol(itrans)
+        oprot = self.oprot_factory.get_protocol(otrans)
+        try:
+            while True:
+                self.processor.process(iprot, oprot)
+        except TTransportException:
+            pass  # the peer closed the connection: the normal end of a session
+        except Exception as error:
+            log.warning(
+                "dropped a connection from %s that is not a SchedulerBrain call (%s: %s); "
+                "expected framed binary Thrift as the shim sends (scheduler.thrift)",
+                peer,
+                type(error).__name__,
+                str(error)[:200],
+            )
+        finally:
+            itrans.close()
+            otrans.close()
+
+
+def _peer(client: Any) -> str:
+    try:
+        host, port = client.sock.getpeername()[:2]
+        return f"{host}:{port}"
+    except (AttributeError, OSError):
+        return "an unknown peer"
 
 
 def make_brain_server(
@@ -140,27 +189,25 @@ def make_brain_server(
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
     client_timeout_ms: int = 30_000,
-):
-    return make_server(
-        wire().SchedulerBrain,
-        handler,
-        host=host,
-        port=port,
-        client_timeout=client_timeout_ms,
-        trans_factory=TFramedTransportFactory(),
-        proto_factory=TBinaryProtocolFactory(),
+) -> BrainServer:
+    return BrainServer(
+        TProcessor(wire().SchedulerBrain, handler),
+        TServerSocket(host=host, port=port, client_timeout=client_timeout_ms),
+        iprot_factory=TBinaryProtocolFactory(),
+        itrans_factory=TFramedTransportFactory(),
+        daemon=True,
     )
 
 
 def serve(
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
-    config: PlannerConfig | None = None,
+    config: RoundConfig | None = None,
     plan_log: Path | None = None,
-    controller: Controller | None = None,
+    controller: ReconfigurationPort | None = None,
 ) -> None:
     """Serve forever (until SIGTERM/SIGINT)."""
-    handler = BrainHandler(config or PlannerConfig(), plan_log, controller)
+    handler = BrainHandler(config or RoundConfig(), plan_log, controller)
     server = make_brain_server(handler, host, port)
     log.info(
         "scheduler-py brain %s listening on %s:%d (default algorithm %s)",
@@ -169,16 +216,12 @@ def serve(
         port,
         handler.config.default_algorithm,
     )
-    measured = handler.config.measured
+    measured = handler.config.costs
     if measured is not None:
         log.info("measured costs from %s", getattr(measured, "hosts", type(measured).__name__))
     if controller is not None:
         controller.start()
-        log.info(
-            "reconfiguration controller on (%s; history in %s)",
-            "automatic trigger" if controller.trigger.enabled else "operator replans only",
-            controller.history.directory or "memory",
-        )
+        log.info("reconfiguration controller on (%s)", controller.describe())
     try:
         server.serve()
     finally:

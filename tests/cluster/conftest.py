@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_py.storm.stormctl import NimbusCtl
+from scheduler_py.nimbus import NimbusCtl
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"

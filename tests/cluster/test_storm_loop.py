@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from scheduler_py.storm.placement_table import compare, latest_plan, planned_slots
+from scheduler_py.devtools.placement_table import compare, latest_plan, planned_slots
 from tests.cluster.waiting import wait_until as _wait
 
 pytestmark = pytest.mark.cluster

@@ -1,2 +1,2 @@
-"""Paper 001 (Madsen, Zhou, Cao, "Integrative Dynamic Reconfiguration in a Parallel Stream
-Processing Engine", 2016): ``albic``; ``docs/algorithms/001-albic.md``."""
+"""Paper 001: ALBIC, load balancing with a migration budget and collocation.
+Notes: ``docs/algorithms/001-albic.md``."""

@@ -1,3 +1,3 @@
-"""Baselines the papers compare against: ``even`` (Storm's default), ``metis``, ``online``
-(Aniello, Baldoni, Querzoni, DEBS 2013) and ``optimal`` (the exact optimum of paper 000 §7.3);
-``docs/algorithms/baselines.md``."""
+"""Baselines every table compares against: Storm's EvenScheduler (``even``), METIS graph
+partitioning (``metis``), Aniello et al.'s online scheduler (``online``) and the exact
+optimum (``optimal``). Notes: ``docs/algorithms/baselines.md``."""

@@ -33,7 +33,7 @@ broken by a fixed order.
 
 References: G. Karypis and V. Kumar, "A Fast and High Quality Multilevel Scheme for
 Partitioning Irregular Graphs", SIAM J. Sci. Comput. 20(1), 1998; used as the baseline of
-traffic-aware Storm schedulers (e.g. T3-Scheduler, paper 002 §6).
+traffic-aware Storm schedulers (e.g. T3-Scheduler, notes 002).
 """
 
 from __future__ import annotations
@@ -42,15 +42,8 @@ import math
 from collections.abc import Sequence
 from functools import cached_property
 
-from scheduler_py.algorithms.partition import (
-    Adjacency,
-    has_edges,
-    integer_weights,
-    part_graph,
-    symmetric_adjacency,
-)
+from scheduler_py.algorithms.partition import part_graph
 from scheduler_py.algorithms.registry import register
-from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import check_feasible, usable_nodes
 from scheduler_py.model.cost import imc_gain
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
@@ -77,16 +70,34 @@ class _Graph:
                 continue
             key = (a, b) if a < b else (b, a)
             weights[key] = weights.get(key, 0.0) + rate
-        self.weights = weights
         self.adjacency: list[list[tuple[int, float]]] = [[] for _ in self.ids]
         for (a, b), w in sorted(weights.items()):
             self.adjacency[a].append((b, w))
             self.adjacency[b].append((a, w))
 
     @cached_property
-    def metis_adjacency(self) -> Adjacency:
-        """The adjacency with integer weights for METIS."""
-        return symmetric_adjacency(len(self.ids), self.weights, _TRAFFIC_SCALE)
+    def csr(self):
+        """CSR arrays and integer weights for METIS."""
+        import numpy as np
+
+        top_w = max((w for row in self.adjacency for _, w in row), default=0.0)
+        top_c = max(self.cpu, default=0.0)
+        xadj = [0]
+        adjncy: list[int] = []
+        eweights: list[int] = []
+        for row in self.adjacency:
+            for b, w in row:
+                adjncy.append(b)
+                eweights.append(max(1, round(w / top_w * _TRAFFIC_SCALE)) if top_w > 0 else 1)
+            xadj.append(len(adjncy))
+        vweights = [max(1, round(c / top_c * _CPU_SCALE)) if top_c > 0 else 1 for c in self.cpu]
+        as_int = np.int64
+        return (
+            np.array(xadj, dtype=as_int),
+            np.array(adjncy, dtype=as_int),
+            np.array(vweights, dtype=as_int),
+            np.array(eweights, dtype=as_int),
+        )
 
 
 def _partition(graph: _Graph, targets: Sequence[Node], seed: int, recursive: bool) -> list[int]:
@@ -94,7 +105,8 @@ def _partition(graph: _Graph, targets: Sequence[Node], seed: int, recursive: boo
     k = len(targets)
     if k == 1 or not graph.ids:
         return [0] * len(graph.ids)
-    if not has_edges(graph.metis_adjacency):  # no traffic: METIS needs edges; balance CPU
+    xadj, adjncy, vweights, eweights = graph.csr
+    if len(adjncy) == 0:  # no traffic at all: METIS needs edges; balance by CPU alone
         order = sorted(range(len(graph.ids)), key=lambda v: (-graph.cpu[v], v))
         loads = [0.0] * k
         part = [0] * len(graph.ids)
@@ -103,11 +115,16 @@ def _partition(graph: _Graph, targets: Sequence[Node], seed: int, recursive: boo
             part[v] = p
             loads[p] += graph.cpu[v]
         return part
+    total = sum(max(n.cpu, EPSILON) for n in targets)
+    tpwgts = [max(n.cpu, EPSILON) / total for n in targets[:-1]]
+    tpwgts.append(max(0.0, 1.0 - sum(tpwgts)))  # sums to one exactly, as METIS requires
     return part_graph(
-        graph.metis_adjacency,
         k,
-        vertex_weights=integer_weights(graph.cpu, _CPU_SCALE),
-        target_shares=[max(n.cpu, EPSILON) for n in targets],
+        xadj,
+        adjncy,
+        vweights=vweights,
+        eweights=eweights,
+        tpwgts=tpwgts,
         recursive=recursive,
         seed=seed,
     )
@@ -182,19 +199,20 @@ def _smallest_k(problem: Problem, nodes: Sequence[Node]) -> int:
     topology = problem.topology
     need_c = sum(e.cpu for e in topology.executors)
     need_m = sum(e.memory_mb for e in topology.executors)
-    k_c = _fewest_largest([n.cpu for n in nodes], need_c)
-    k_m = _fewest_largest([n.memory_mb for n in nodes], need_m)
-    return max(1, k_c, k_m)
-
-
-def _fewest_largest(capacities: Sequence[float], need: float) -> int:
-    """How many of the largest ``capacities`` add up to ``need`` (all of them if none do)."""
+    k_c = k_m = len(nodes)
     total = 0.0
-    for count, capacity in enumerate(sorted(capacities, reverse=True), start=1):
-        total += capacity
-        if total + EPSILON >= need:
-            return count
-    return len(capacities)
+    for i, cap in enumerate(sorted((n.cpu for n in nodes), reverse=True), start=1):
+        total += cap
+        if total + EPSILON >= need_c:
+            k_c = i
+            break
+    total = 0.0
+    for i, cap in enumerate(sorted((n.memory_mb for n in nodes), reverse=True), start=1):
+        total += cap
+        if total + EPSILON >= need_m:
+            k_m = i
+            break
+    return max(1, k_c, k_m)
 
 
 def _first_fit(graph: _Graph, nodes: Sequence[Node]) -> list[int] | None:
@@ -233,7 +251,6 @@ def plan(
     max_tries: int = 8,
     scheme: str = "recursive",
     seed: int = 0,
-    budget: Budget = UNLIMITED,
 ) -> Placement:
     """Partition the executor graph with METIS and repair the parts to fit the nodes.
 

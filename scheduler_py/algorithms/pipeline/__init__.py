@@ -1,2 +1,2 @@
-"""Paper 004 (Tantalaki et al., "Pipeline-Based Linear Scheduling of Big Data Streams in the
-Cloud", IEEE Access 2020): ``pipeline``; ``docs/algorithms/004-pipeline.md``."""
+"""Paper 004: pipeline scheduling (matrix scheme, communication refinement, pipelined
+steps). Notes: ``docs/algorithms/004-pipeline.md``."""

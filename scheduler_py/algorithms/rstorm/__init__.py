@@ -1,2 +1,1 @@
-"""Paper 003 (Peng et al., "R-Storm: Resource-Aware Scheduling in Storm", Middleware 2015):
-``rstorm``; ``docs/algorithms/003-rstorm.md``."""
+"""Paper 003: R-Storm, resource-aware scheduling. Notes: ``docs/algorithms/003-rstorm.md``."""

@@ -1,2 +1,3 @@
-"""Paper 000 (Chatzistergiou & Viglas, CIKM 2014): ``td``, ``tl``, ``naive``, ``tdls`` and the
-group/count code they share; ``docs/algorithms/000-topdown.md``."""
+"""Paper 000: group-aware top-down allocation (``td``, paper §4), the task-level
+baseline (``tl``, §3.2), naive fusion (``naive``, §3.1), and our local search on top
+(``tdls``). Notes: ``docs/algorithms/000-topdown.md``."""

@@ -1,20 +1,24 @@
-"""The group-count form of a placement problem, shared by ``tdls`` and ``optimal``.
+"""The count model: a topology's executors grouped into classes of interchangeable executors
+(same component, same costs), and a placement as a matrix of counts per node and class.
 
-Executors of one component with the same CPU and memory are interchangeable under paper 000
-§4.1 Eq. 1 (every executor of a component sends the same share to every partner), so a node's
-contents is a count per *class* and the IMC gain φ (paper 000 §2.2) is a quadratic form in
-those counts; see ``docs/algorithms/000-topdown.md`` §1.4. With measured per-pair
-traffic every executor is a class of its own and the form is exact for any traffic matrix.
+Shared by the exact methods (``scheduler_py/algorithms/baselines/optimal.py``: the counting
+DP and the MILP) and the local search ``tdls`` (``topdown/tdls.py``); paper 000 §2.2 counts
+traffic between groups the same way (``docs/algorithms/000-topdown.md``).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 from scheduler_py.model.capacity import usable_nodes
-from scheduler_py.model.types import Node, Problem
+from scheduler_py.model.types import EPSILON, Node, Problem
+
+# --------------------------------------------------------------------------------------
+# The count model shared by the exact methods and the local search (tdls)
+# --------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -33,8 +37,7 @@ class TaskClass:
 
 @dataclass(frozen=True)
 class CountModel:
-    """A problem in group-count form (``docs/algorithms/000-topdown.md`` §1.4): φ = Σ_n Σ_{c<d}
-    w_cd·a_cn·a_dn + constant.
+    """A problem in group-count form (notes §1.4): φ = Σ_n Σ_{c<d} w_cd·a_cn·a_dn + constant.
 
     ``weight[c][d]`` is the traffic of *one* executor pair of classes c and d, both directions
     summed (symmetric, zero diagonal). ``constant`` is traffic that is collocated whatever the
@@ -148,3 +151,26 @@ def count_model(problem: Problem) -> CountModel:
                 weight[a][b] += per_pair
                 weight[b][a] += per_pair
     return CountModel(tuple(classes_list), tuple(map(tuple, weight)), 0.0, nodes, True)
+
+
+def fits_on(cpu: float, mem: float, node: Node) -> bool:
+    return cpu <= node.cpu + EPSILON and mem <= node.memory_mb + EPSILON
+
+
+def room_for(node: Node, cpu: float, mem: float, cls: TaskClass, limit: int) -> int:
+    """How many executors of ``cls`` (at most ``limit``) fit beside ``cpu``/``mem``."""
+    if cls.cpu > 0:
+        limit = min(limit, int((node.cpu + EPSILON - cpu) // cls.cpu))
+    if cls.memory_mb > 0 and node.memory_mb != math.inf:
+        limit = min(limit, int((node.memory_mb + EPSILON - mem) // cls.memory_mb))
+    return max(limit, 0)
+
+
+def max_per_node(model: CountModel, cls: TaskClass, node: Node) -> int:
+    """How many executors of ``cls`` fit on an empty ``node``."""
+    limit = cls.size
+    if cls.cpu > 0:
+        limit = min(limit, int((node.cpu + EPSILON) // cls.cpu))
+    if cls.memory_mb > 0 and node.memory_mb != math.inf:
+        limit = min(limit, int((node.memory_mb + EPSILON) // cls.memory_mb))
+    return max(limit, 0)

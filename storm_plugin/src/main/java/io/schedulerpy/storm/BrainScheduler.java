@@ -123,6 +123,7 @@ public class BrainScheduler implements IScheduler {
             }
         }
         ClusterSnapshot snapshot = snapshotBuilder.build(cluster, all, round, Time.currentTimeMillis(), settled);
+        snapshot.setTimeout_ms(config.getTimeoutMs());
 
         ScheduleReply reply;
         try {

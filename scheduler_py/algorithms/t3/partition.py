@@ -1,13 +1,12 @@
 """T3's second level (Eskandari et al., FGCS 2018, §4.5): split one node's tasks into ``w``
-workers with METIS k-way partitioning (:mod:`scheduler_py.algorithms.partition`), then
-repair part sizes.
+workers with METIS k-way partitioning (``pymetis``), then repair part sizes.
 
 Kept apart from :mod:`scheduler_py.algorithms.t3.plan` because it is a plain graph routine:
 vertices are task ids, ``rates`` the symmetric task-pair traffic, and the result is a list
 of parts (lists of task ids in the given task order).
 
-Choices (``docs/algorithms/002-t3.md`` §2.8): vertex weight 1 (parts balanced in task *count*), edge
-weights the rates scaled to integers, ``ufactor`` 30 (1.03 imbalance), a fixed seed; ``k = 1``
+Choices (notes 002 §2.8): vertex weight 1 (parts balanced in task *count*), edge weights
+the rates scaled to integers, ``ufactor`` 30 (1.03 imbalance), a fixed seed; ``k = 1``
 skips METIS. METIS may leave a part empty or above the size limit ``max_part`` (= T);
 :func:`repair` then moves, one at a time, the vertex whose move loses the least internal
 traffic from the largest part to the smallest one.
@@ -17,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from scheduler_py.algorithms.partition import has_edges, part_graph, symmetric_adjacency
+from scheduler_py.algorithms.partition import part_graph
 
 SCALE = 10_000
 """Integer edge weight of the heaviest pair; lighter pairs scale linearly (≥ 1)."""
@@ -53,18 +52,24 @@ def kway(
     if k >= len(tasks):
         return [[t] for t in tasks]
     index = {t: i for i, t in enumerate(tasks)}
-    pairs = {
-        (index[t], index[s]): rate
-        for t in tasks
-        for s, rate in rates.get(t, {}).items()
-        if s in index and index[t] < index[s]
-    }
-    adjacency = symmetric_adjacency(len(tasks), pairs, SCALE)
-    if not has_edges(adjacency):
+    heaviest = max(
+        (r for t in tasks for s, r in rates.get(t, {}).items() if s in index and r > 0),
+        default=0.0,
+    )
+    if heaviest <= 0:
         size = -(-len(tasks) // k)
         parts = [tasks[i : i + size] for i in range(0, len(tasks), size)]
     else:
-        membership = part_graph(adjacency, k, seed=seed, ufactor=ufactor)
+        starts, adjacent, weights = [0], [], []
+        for t in tasks:
+            neighbours = rates.get(t, {})
+            for s in sorted((s for s in neighbours if s in index), key=index.__getitem__):
+                rate = neighbours[s]
+                if s != t and rate > 0:
+                    adjacent.append(index[s])
+                    weights.append(max(1, round(rate / heaviest * SCALE)))
+            starts.append(len(adjacent))
+        membership = part_graph(k, starts, adjacent, eweights=weights, seed=seed, ufactor=ufactor)
         parts = [[] for _ in range(k)]
         for t, part in zip(tasks, membership, strict=True):
             parts[part].append(t)

@@ -1,5 +1,6 @@
 """Operator controls: ``scheduler-py replan`` and ``scheduler-py history``, and the
-``serve`` options that switch the reconfiguration controller on.
+``serve`` options that switch the reconfiguration controller on (and the wiring of the
+controller to Nimbus, ZooKeeper and the history directory).
 
 Both commands talk to the running brain over its Thrift port (the brain holds the
 controller and the history)::
@@ -23,9 +24,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from scheduler_py.config import parse_key_values
 from scheduler_py.reconfig.history import TERMINAL
-
-DEFAULT_BRAIN = "127.0.0.1:9627"
+from scheduler_py.service.client import DEFAULT_BRAIN, brain_client
+from scheduler_py.service.wire import wire
 
 
 # -- serve -----------------------------------------------------------------------------
@@ -62,22 +64,17 @@ def build_controller(args: argparse.Namespace, planner: Any) -> Any:
     """The controller ``serve`` runs, or ``None`` without ``--nimbus``."""
     if not args.nimbus:
         return None
+    from scheduler_py.nimbus import NimbusCtl, parse_hostport
     from scheduler_py.reconfig.controller import Controller
     from scheduler_py.reconfig.history import History
     from scheduler_py.reconfig.trigger import TriggerConfig
-    from scheduler_py.storm.stormctl import NimbusCtl, parse_hostport
 
-    overrides = {}
-    for item in args.reconfig:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"--reconfig expects KEY=VALUE, found {item!r}")
-        overrides[key.strip()] = value.strip()
+    overrides = parse_key_values(args.reconfig, "--reconfig")
     trigger = TriggerConfig().with_overrides(overrides, "--reconfig")
     host, port = parse_hostport(args.nimbus)
     live = references = None
     if args.zookeeper:
-        from scheduler_py.reconfig.zookeeper import ZooKeeperLink
+        from scheduler_py.monitoring.links import ZooKeeperLink
 
         link = ZooKeeperLink(args.zookeeper, args.monitor_root)
         live, references = link.live, link.write_reference
@@ -93,29 +90,9 @@ def build_controller(args: argparse.Namespace, planner: Any) -> Any:
 
 
 # -- the brain client -------------------------------------------------------------------
-def _brain(address: str, timeout_ms: int) -> Any:
-    from thriftpy2.protocol import TBinaryProtocolFactory
-    from thriftpy2.rpc import make_client
-    from thriftpy2.transport import TFramedTransportFactory
-
-    from scheduler_py.service.wire import wire
-
-    host, _, port = address.rpartition(":")
-    return make_client(
-        wire().SchedulerBrain,
-        host=host or "127.0.0.1",
-        port=int(port),
-        proto_factory=TBinaryProtocolFactory(),
-        trans_factory=TFramedTransportFactory(),
-        timeout=timeout_ms,
-    )
-
-
 def _call(address: str, method: str, *args: Any, timeout_ms: int = 60_000) -> Any:
-    from scheduler_py.service.wire import wire
-
     try:
-        client = _brain(address, timeout_ms)
+        client = brain_client(address, timeout_ms)
     except Exception as error:
         raise SystemExit(
             f"scheduler-py: cannot reach the brain at {address} ({error}); is `scheduler-py "

@@ -3,52 +3,35 @@
 Sub-commands: ``serve`` (the Thrift service Nimbus's shim calls), ``plan`` (plan a JSON
 problem offline), ``algorithms`` (list what is registered), ``bench`` (benchmarks),
 ``placement`` (where a running topology's executors are, per Nimbus and per the brain),
-``aggregate`` (the PySpark monitoring aggregation, :mod:`scheduler_py.monitoring.cli`),
-``replan``/``history`` (adaptive re-scheduling, :mod:`scheduler_py.reconfig.cli`).
+``aggregate`` (the PySpark monitoring aggregation, :mod:`scheduler_py.cli.aggregate`),
+``replan``/``history`` (adaptive re-scheduling, :mod:`scheduler_py.cli.operator`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from scheduler_py import __version__
+from scheduler_py.cli.logging_setup import configure_logging
+from scheduler_py.config import ConfigValueError, keys, parse_key_values
 from scheduler_py.model.errors import SchedulingError
 
 
-def _configure_logging(level: str, log_file: str | None) -> None:
-    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
-    if log_file:
-        Path(log_file).parent.mkdir(parents=True, exist_ok=True)
-        handlers = [logging.FileHandler(log_file)]
-    logging.basicConfig(
-        level=getattr(logging, level.upper(), logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        handlers=handlers,
-    )
-
-
 def _parse_params(items: list[str]) -> dict[str, Any]:
-    params: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise SchedulingError(f"--param expects KEY=VALUE, found {item!r}")
-        params[key.strip()] = value.strip()
-    return params
+    return dict(parse_key_values(items, "--param"))
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from scheduler_py.algorithms import registry
-    from scheduler_py.service.planner import PlannerConfig
+    from scheduler_py.scheduling.round import RoundConfig
     from scheduler_py.service.server import serve
 
-    _configure_logging(args.log_level, args.log_file)
+    configure_logging(args.log_level, args.log_file)
     registry.get(args.algorithm)  # fail fast on an unknown default
     params = {args.algorithm: _parse_params(args.param)} if args.param else {}
     measured = None
@@ -56,10 +39,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from scheduler_py.monitoring.measured import ZooKeeperAggregates
 
         measured = ZooKeeperAggregates(args.zookeeper, args.monitor_root)
-    config = PlannerConfig(
-        default_algorithm=args.algorithm, default_params=params, measured=measured
+    config = RoundConfig(
+        default_algorithm=args.algorithm,
+        default_params=params,
+        costs=measured,
+        round_budget_secs=args.round_budget_ms / 1000,
     )
-    from scheduler_py.reconfig.cli import build_controller
+    from scheduler_py.cli.operator import build_controller
 
     controller = build_controller(args, config)
     serve(
@@ -85,7 +71,7 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     from scheduler_py.model.io_json import load_document, result_to_json
-    from scheduler_py.model.planning import plan_document
+    from scheduler_py.scheduling.documents import plan_document
 
     text = sys.stdin.read() if args.input == "-" else Path(args.input).read_text()
     document = load_document(text)
@@ -127,31 +113,31 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_aggregate(args: argparse.Namespace) -> int:
-    from scheduler_py.monitoring.cli import run
+    from scheduler_py.cli.aggregate import run
 
     return run(args)
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
-    from scheduler_py.monitoring.show import main as metrics_main
+    from scheduler_py.cli.metrics import main as metrics_main
 
     return metrics_main(args.rest)
 
 
 def cmd_placement(args: argparse.Namespace) -> int:
-    from scheduler_py.storm.placement_table import main as table_main
+    from scheduler_py.devtools.placement_table import main as table_main
 
     return table_main(args.rest)
 
 
 def cmd_replan(args: argparse.Namespace) -> int:
-    from scheduler_py.reconfig.cli import replan_main
+    from scheduler_py.cli.operator import replan_main
 
     return replan_main(args.rest)
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from scheduler_py.reconfig.cli import history_main
+    from scheduler_py.cli.operator import history_main
 
     return history_main(args.rest)
 
@@ -180,6 +166,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--plan-log", help="append every decision as JSON lines to this file")
     serve.add_argument(
+        "--round-budget-ms",
+        type=float,
+        default=1500.0,
+        help="time budget of a scheduling round when the shim does not send its "
+        "scheduler.brain.timeout.ms (default 1500); the shim's timeout minus 25%% otherwise",
+    )
+    serve.add_argument(
         "--zookeeper",
         metavar="HOST:PORT",
         help="plan with measured costs: read the aggregates `scheduler-py aggregate` writes "
@@ -187,12 +180,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--monitor-root",
-        default="/scheduler-py",
-        help="ZooKeeper root of the monitoring znodes (default /scheduler-py)",
+        default=keys.MONITOR_ZK_ROOT.default,
+        help="ZooKeeper root of the monitoring znodes (default %(default)s)",
     )
     serve.add_argument("--log-file", help="log here instead of stderr")
     serve.add_argument("--log-level", default="INFO")
-    from scheduler_py.reconfig.cli import add_serve_arguments
+    from scheduler_py.cli.operator import add_serve_arguments
 
     add_serve_arguments(serve)
     serve.set_defaults(func=cmd_serve)
@@ -211,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("rest", nargs=argparse.REMAINDER)
     bench.set_defaults(func=cmd_bench)
 
-    from scheduler_py.monitoring.cli import add_arguments as add_aggregate_arguments
+    from scheduler_py.cli.aggregate import add_arguments as add_aggregate_arguments
 
     aggregate = sub.add_parser(
         "aggregate",
@@ -255,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     except SchedulingError as error:
         print(f"scheduler-py {args.command}: {error}", file=sys.stderr)
         return 2
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, ConfigValueError) as error:
         print(f"scheduler-py {args.command}: {error}", file=sys.stderr)
         return 2
 

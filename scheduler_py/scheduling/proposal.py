@@ -1,6 +1,8 @@
 """A re-plan of a running topology, evaluated against the placement it would replace.
 
-Pure: snapshot + costs in, :class:`Proposal` out. The plan is churn-minimal: the
+The reconfiguration controller (``scheduler_py/reconfig/controller.py``) and the operator's
+``scheduler-py replan`` use it. Pure: a view in, :class:`Proposal` out. The plan is
+churn-minimal: the
 algorithm's nodes are renamed onto supervisors (:func:`~scheduler_py.model.slots.
 relabel_nodes`) and its workers mapped onto ports (:func:`~scheduler_py.model.slots.
 assign_slots`) so that as many executors as possible stay in the worker they run in, and
@@ -15,16 +17,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduler_py.algorithms import registry
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.cost import Evaluation, evaluate
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.slots import assign_slots, relabel_nodes, restarted_workers
 from scheduler_py.model.types import Placement, WorkerSlot
-from scheduler_py.service.planner import check_workers
-from scheduler_py.service.snapshot import TopologyView
-
-StormPlacement = tuple[int, int, str, str, int]
-"""(task_start, task_end, component, supervisor id, port)"""
+from scheduler_py.scheduling.planning import plan_within
+from scheduler_py.scheduling.round import check_workers
+from scheduler_py.scheduling.state import StormPlacement
+from scheduler_py.scheduling.view import TopologyView
 
 
 @dataclass(frozen=True)
@@ -130,12 +131,15 @@ def propose(
     algorithm: str,
     params: Mapping[str, Any],
     hosts: Mapping[str, str] | None = None,
+    budget: Budget = UNLIMITED,
 ) -> Proposal:
     """Plan ``view``'s topology again with ``algorithm`` and compare with what runs now.
 
     Raises :class:`SchedulingError` when the topology is not fully placed (the scheduling
     round, not a reconfiguration, handles that), when the algorithm fails, or when the plan
-    needs more workers than ``topology.workers``.
+    needs more workers than ``topology.workers``. ``budget`` bounds the algorithm
+    (:func:`~scheduler_py.scheduling.planning.plan_within`; no fallback: an operator asked
+    for this algorithm).
     """
     problem = view.problem
     if not view.complete:
@@ -144,7 +148,7 @@ def propose(
             f"topology {problem.topology.id}: {missing} executor(s) are not running; the "
             "next scheduling round places them, re-planning waits until it has"
         )
-    placement = registry.run(algorithm, problem, dict(params))
+    placement = plan_within(problem, algorithm, dict(params), budget, fallback=None).placement
     placement = relabel_nodes(problem, placement, view.current_slots)
     placement = assign_slots(placement, view.free_ports, view.current_slots)
     check_workers(placement, problem.topology.workers)

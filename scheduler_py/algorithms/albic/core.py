@@ -1,21 +1,20 @@
 """ALBIC (paper 001 §4.3.2, "Autonomic Load Balancing with Integrated Collocation") and the
-guarded pure MILP (§4.3.1) on the integer instance of :mod:`scheduler_py.algorithms.albic.milp`.
+guarded pure MILP (§4.3.1) on the integer instance of :mod:`._albic_milp`.
 
 One call is one adaptation round of Algorithm 1 (lines 4-8; the scaling decision is the
-caller's, the paper gives no rule). Steps (``docs/algorithms/001-albic.md`` §2.5):
+caller's, the paper gives no rule). Steps (notes ``docs/001_albic.md`` §2.5):
 
 1. **Scores**: pair (g, g') with g sending to g' is a candidate iff
    O[g,g'] > sf · O[g] / D[g] (D[g] = key groups of g's downstream operators).
 2. **Maintain collocation**: candidate pairs *currently* on one node (interpretation A,
-   ``docs/algorithms/001-albic.md`` §5 item 7) are merged into sets (union-find); a set whose
-   migration cost exceeds the budget or whose load exceeds maxPL is split by balanced min-cut
-   partitioning (METIS, vertex weight max(c/budget, L/maxPL), ``docs/algorithms/001-albic.md`` §5
-   item 8), recursively.
+   notes §5-7) are merged into sets (union-find); a set whose migration cost exceeds the
+   budget or whose load exceeds maxPL is split by balanced min-cut partitioning (METIS,
+   vertex weight max(c/budget, L/maxPL), notes §5-8), recursively.
 3. **Improve collocation**: the not-yet-collocated candidate pair with the largest rate
    (random tie-break) is forced onto one node: the less-loaded of the two nodes (Cases 1
    and 3) or the node of the member that is in a set (Case 2); never a node marked for
    removal, and pairs whose forced move cannot fit the budget or the node are skipped
-   (our additions, ``docs/algorithms/001-albic.md`` §5 item 13).
+   (our additions, notes §5-13).
 4. **Solve** the partition-level MILP with ε ≤ maxLD; on failure lower maxPL by δ and
    repeat; at maxPL = 0 every key group is its own item and the pure MILP is solved.
 
@@ -30,13 +29,11 @@ import math
 import random
 from dataclasses import dataclass, field
 
-import networkx as nx
 import numpy as np
 
 from scheduler_py.algorithms.albic import milp as mm
-from scheduler_py.algorithms.albic.anytime import better, solve_anytime
-from scheduler_py.algorithms.albic.heuristics import flux, metis_parts
-from scheduler_py.model.budget import UNLIMITED, Budget
+from scheduler_py.algorithms.albic.baselines import flux, metis_parts
+from scheduler_py.algorithms.albic.milp import better
 from scheduler_py.model.types import EPSILON
 
 
@@ -64,12 +61,6 @@ class AlbicParams:
     flux_seed: bool = False
     seed: int = 0
     min_gain: float = 0.0
-    budget: Budget = UNLIMITED
-    """Every MILP solve's ``time_limit`` is capped by what is left of this budget."""
-
-    def solve_limit(self) -> float:
-        """Seconds the next MILP solve may take (0: the budget has run out)."""
-        return self.budget.cap(self.time_limit)
 
 
 @dataclass
@@ -86,8 +77,6 @@ class RoundResult:
     max_pl: float | None = None
     partitions: int = 0
     solves: list[dict] = field(default_factory=list)
-    budget_cut: list[str] = field(default_factory=list)
-    """What the time budget cut short (empty when nothing was)."""
 
 
 def candidate_pairs(kg: KeyGroups, sf: float) -> dict[tuple[int, int], float]:
@@ -102,13 +91,23 @@ def candidate_pairs(kg: KeyGroups, sf: float) -> dict[tuple[int, int], float]:
     }
 
 
-def _collocated_sets(n: int, pairs) -> list[list[int]]:
-    """The connected components (of two or more key groups) of the collocated pairs, each
-    sorted, ordered by their smallest member."""
-    graph = nx.Graph()
-    graph.add_nodes_from(range(n))
-    graph.add_edges_from(pairs)
-    return sorted(sorted(c) for c in nx.connected_components(graph) if len(c) > 1)
+def _union_find_sets(n: int, pairs) -> list[list[int]]:
+    parent = list(range(n))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in pairs:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    groups: dict[int, list[int]] = {}
+    for x in range(n):
+        groups.setdefault(find(x), []).append(x)
+    return [g for g in groups.values() if len(g) > 1]
 
 
 def split_set(
@@ -278,31 +277,17 @@ def pure_milp(kg: KeyGroups, params: AlbicParams) -> RoundResult:
         ):
             seed_assign, seed_name = fx, "flux"
     bound = mm.assignment_ld(b, seed_assign) if seed_assign is not None else float("inf")
-    limit = params.solve_limit()
-    cut: list[str] = []
-    res: mm.MilpResult | None = None
-    if limit > 0:
-        res = solve_anytime(
-            b,
-            eps_ub=bound,
-            time_limit=limit,
-            neighbourhood=params.neighbourhood,
-            start=seed_assign,
-            seed=params.seed,
-        )
-    if limit < params.time_limit:
-        cut.append(
-            f"the key-group MILP (limit {limit:.3g} s instead of {params.time_limit:g} s)"
-            if limit > 0
-            else "the key-group MILP (skipped: no time left)"
-        )
-    solves = [_solve_record(res, 0.0, None)] if res is not None else []
+    res = mm.solve_anytime(
+        b,
+        eps_ub=bound,
+        time_limit=params.time_limit,
+        neighbourhood=params.neighbourhood,
+        start=seed_assign,
+        seed=params.seed,
+    )
+    solves = [_solve_record(res, 0.0, None)]
     chosen, name = None, ""
-    if (
-        res is not None
-        and res.assign is not None
-        and better(b, res.assign, seed_assign, params.min_gain)
-    ):
+    if res.assign is not None and better(b, res.assign, seed_assign, params.min_gain):
         chosen, name = res.assign, "milp"
     elif seed_assign is not None:
         chosen, name = seed_assign, seed_name
@@ -317,7 +302,6 @@ def pure_milp(kg: KeyGroups, params: AlbicParams) -> RoundResult:
         solves=solves,
         max_pl=0.0,
         partitions=b.n_items,
-        budget_cut=cut,
     )
 
 
@@ -350,7 +334,7 @@ def albic_round(kg: KeyGroups, params: AlbicParams) -> RoundResult:
     ]
     rng.shuffle(todo)
     todo.sort(key=lambda item: -item[1])
-    sets = _collocated_sets(b.n_items, existing)
+    sets = _union_find_sets(b.n_items, existing)
     in_set = np.zeros(b.n_items, dtype=bool)
     for s in sets:
         in_set[s] = True
@@ -366,12 +350,8 @@ def albic_round(kg: KeyGroups, params: AlbicParams) -> RoundResult:
     solves: list[dict] = []
     steps = max(1, math.ceil(params.max_pl / params.delta)) if params.delta > 0 else 1
     max_pl = params.max_pl
-    cut: list[str] = []
     for _ in range(steps):
         if max_pl <= EPSILON:
-            break
-        if params.budget.expired():
-            cut.append(f"the collocation steps from max_pl = {max_pl:g} % down")
             break
         max_pl_abs = max_pl / 100.0 * mean_cap
         parts: list[list[int]] = []
@@ -388,14 +368,11 @@ def albic_round(kg: KeyGroups, params: AlbicParams) -> RoundResult:
         bound = params.max_ld
         if start is not None:
             bound = min(bound, mm.assignment_ld(items, start))
-        limit = params.solve_limit()
-        if limit < params.time_limit:
-            cut.append(f"the MILP at max_pl = {max_pl:g} % (limit {limit:.3g} s)")
-        res = solve_anytime(
+        res = mm.solve_anytime(
             items,
             fixed=fixed,
             eps_ub=bound,
-            time_limit=max(limit, 0.05),
+            time_limit=params.time_limit,
             neighbourhood=params.neighbourhood,
             start=start,
             seed=params.seed,
@@ -416,7 +393,6 @@ def albic_round(kg: KeyGroups, params: AlbicParams) -> RoundResult:
                     max_pl,
                     len(parts),
                     solves,
-                    cut,
                 )
         if start is not None and mm.assignment_ld(items, start) <= params.max_ld + EPSILON:
             # nothing better than "no move", which already keeps every collocation
@@ -433,12 +409,10 @@ def albic_round(kg: KeyGroups, params: AlbicParams) -> RoundResult:
                 max_pl,
                 len(parts),
                 solves,
-                cut,
             )
         max_pl -= params.delta
     result = pure_milp(kg, params)
     result.solves = solves + result.solves
-    result.budget_cut = cut + result.budget_cut
     result.candidates = len(candidates)
     result.collocated_candidates = len(existing)
     return result

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from scheduler_py.storm.stormctl import ExecutorRun, NimbusCtl, parse_hostport
+from scheduler_py.nimbus import ExecutorRun, NimbusCtl, parse_hostport
 
 
 def latest_plan(plan_log: Path, topology_id: str) -> dict[str, Any] | None:

@@ -7,7 +7,7 @@ its data in a given directory, and stops it again::
     with LocalZooKeeper(tmp_dir) as zk:
         client = KazooClient(zk.hosts)
 
-    python -m scheduler_py.monitoring.zkserver /tmp/zk    # until Ctrl-C
+    python -m scheduler_py.devtools.zkserver /tmp/zk    # until Ctrl-C
 """
 
 from __future__ import annotations

@@ -24,6 +24,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from scheduler_py.cli.logging_setup import configure_logging
+from scheduler_py.config import ConfigValueError, keys, parse_key_values
+
 log = logging.getLogger(__name__)
 
 _UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
@@ -41,10 +44,11 @@ def parse_duration(text: str) -> int:
 
 
 def _key_value(text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, found {text!r}")
-    return key.strip(), value.strip()
+    try:
+        ((key, value),) = parse_key_values([text], "--spark-conf").items()
+    except ConfigValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return key, value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -85,7 +89,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="give up connecting to ZooKeeper after this long (default 15s)",
     )
     parser.add_argument(
-        "--root", default="/scheduler-py", help="monitoring root znode (default /scheduler-py)"
+        "--root",
+        default=keys.MONITOR_ZK_ROOT.default,
+        help="monitoring root znode (default /scheduler-py)",
     )
     parser.add_argument(
         "--window",
@@ -127,7 +133,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def running_topologies(nimbus: str) -> set[str] | None:
     """Topology ids Nimbus lists, or ``None`` (with a warning) when it does not answer."""
-    from scheduler_py.storm.stormctl import NimbusCtl, parse_hostport
+    from scheduler_py.nimbus import NimbusCtl, parse_hostport
 
     host, port = parse_hostport(nimbus)
     try:
@@ -153,14 +159,12 @@ def _summary_line(root: str, document: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``scheduler-py aggregate`` with parsed ``args``."""
-    from scheduler_py.cli import _configure_logging
-
-    _configure_logging(args.log_level, args.log_file)
+    configure_logging(args.log_level, args.log_file)
     from kazoo.handlers.threading import KazooTimeoutError
 
     from scheduler_py.monitoring.aggregate import AggregationJob, JobConfig, spark_session
     from scheduler_py.monitoring.zk import MonitorStore, connect
-    from scheduler_py.storm.stormctl import default_nimbus
+    from scheduler_py.nimbus import default_nimbus
 
     if args.retention < args.window:
         print("scheduler-py aggregate: --retention must be >= --window", file=sys.stderr)
@@ -231,7 +235,3 @@ def main(argv: list[str] | None = None) -> int:
     )
     add_arguments(parser)
     return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

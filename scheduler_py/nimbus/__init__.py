@@ -1,0 +1,19 @@
+"""The Nimbus edge: a Thrift client for Storm's Nimbus (:mod:`scheduler_py.nimbus.client`)."""
+
+from scheduler_py.nimbus.client import (
+    ExecutorRun,
+    NimbusCtl,
+    SupervisorState,
+    TopologyState,
+    default_nimbus,
+    parse_hostport,
+)
+
+__all__ = [
+    "ExecutorRun",
+    "NimbusCtl",
+    "SupervisorState",
+    "TopologyState",
+    "default_nimbus",
+    "parse_hostport",
+]

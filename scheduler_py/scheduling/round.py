@@ -1,0 +1,346 @@
+"""The scheduling round: the one loop that turns a cluster into one decision per topology.
+
+Used by the Thrift service every Nimbus round (:func:`plan_round`, from a
+:class:`~scheduler_py.scheduling.state.ClusterState`), by ``scheduler-py plan`` and the
+benchmarks (:mod:`scheduler_py.scheduling.documents`, from model topologies), and — for one
+topology at a time — by the reconfiguration controller's re-plans
+(:mod:`scheduler_py.scheduling.proposal`). Per topology, in order:
+
+1. **view**: its model problem, with the capacity the topologies handled before it claimed
+   taken off (:mod:`scheduler_py.scheduling.claims`, :mod:`scheduler_py.scheduling.view`);
+2. **armed plan**: a plan the reconfiguration controller armed for this (drained) topology
+   is answered as PLACE;
+3. **keep**: a topology whose executors all run already is KEPT (re-placing running
+   topologies is the reconfiguration controller's job);
+4. **plan under a budget**: the algorithm (topology conf ``scheduler.brain.algorithm``, else
+   the default) plans within the topology's share of the round's time budget
+   (:mod:`scheduler_py.scheduling.planning`); past it, its best plan so far or the fallback
+   algorithm's plan, with the reason;
+5. **slots and validation**: logical workers mapped to ports keeping executors where they
+   run (:func:`scheduler_py.model.slots.assign_slots`), at most ``topology.workers``;
+6. **fallback per topology**: anything that goes wrong for one topology — unknown algorithm,
+   infeasible, a bug — becomes LEAVE_TO_STORM with the reason; other topologies keep theirs.
+
+The round's budget is the shim's timeout (``scheduler.brain.timeout.ms``, sent in the
+snapshot) minus a margin for the Thrift exchange and the shim's validation; each topology
+still to plan gets an equal share of what is left (at most ``scheduler.brain.budget.ms``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler_py.config import keys
+from scheduler_py.model.budget import UNLIMITED, Budget
+from scheduler_py.model.cost import evaluate, violations
+from scheduler_py.model.errors import SchedulingError
+from scheduler_py.model.slots import assign_slots
+from scheduler_py.model.types import Placement
+from scheduler_py.scheduling.claims import Claims, NodeClaim, usage_of
+from scheduler_py.scheduling.interfaces import ArmedPlan, CostSource
+from scheduler_py.scheduling.planning import plan_within
+from scheduler_py.scheduling.state import ClusterState, ExecutorRun, StormExecutor, StormTopology
+from scheduler_py.scheduling.view import TopologyView, storm_view
+
+log = logging.getLogger(__name__)
+
+PLACE, KEEP, LEAVE = "PLACE", "KEEP", "LEAVE_TO_STORM"
+KEEP_MODES = ("running", "running_if_fits", "never")
+
+ROUND_MARGIN_SHARE = 0.25
+"""Share of the shim's timeout kept for the Thrift exchange and the shim's own work."""
+DEFAULT_ROUND_BUDGET_SECS = 1.5
+"""When the shim does not send its timeout: 75 % of Storm's default 2 s."""
+
+
+@dataclass(frozen=True)
+class RoundConfig:
+    """How the brain plans (``scheduler-py serve`` options)."""
+
+    default_algorithm: str = "td"
+    default_params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """algorithm name -> parameters used when that algorithm is chosen"""
+    costs: CostSource | None = None
+    """where measured costs come from (``serve --zookeeper``); ``None``: declared costs"""
+    round_budget_secs: float | None = DEFAULT_ROUND_BUDGET_SECS
+    """the round's time budget when the snapshot does not carry the shim's timeout
+    (``None``: unlimited)"""
+    fallback_algorithm: str | None = "td"
+    """places a topology whose algorithm ran out of time (``None``: leave it to Storm)"""
+    keep: str = "running"
+    """``running``: keep topologies whose executors all run; ``running_if_fits``: only if
+    the running placement also fits the capacity; ``never``: plan every topology"""
+
+
+@dataclass(frozen=True)
+class TopologyDecision:
+    """What the round decided for one topology (the plan log, the controller and the
+    dashboard read it; the service turns it into a Thrift ``TopologyPlan``)."""
+
+    topology_id: str
+    decision: str
+    """``PLACE``, ``KEEP`` or ``LEAVE_TO_STORM``"""
+    algorithm: str = ""
+    reason: str = ""
+    placement: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    """model executor id -> (supervisor id, port)"""
+    storm_placement: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    """Storm executor ``"task_start-task_end"`` -> (supervisor id, port)"""
+    summary: Mapping[str, Any] = field(default_factory=dict)
+    runs: tuple[ExecutorRun, ...] = ()
+    """the executors and their workers, for PLACE"""
+    plan: Placement | None = None
+    """the model placement (PLACE and KEEP)"""
+    error: SchedulingError | None = field(default=None, compare=False)
+    """for LEAVE_TO_STORM after a planning failure: the error itself"""
+
+    def log_entry(self) -> dict[str, Any]:
+        """The JSON object the plan log keeps (``serve --plan-log``)."""
+        return {
+            "topology_id": self.topology_id,
+            "decision": self.decision,
+            "algorithm": self.algorithm,
+            "reason": self.reason,
+            "placement": {e: list(s) for e, s in self.placement.items()},
+            "storm_placement": {e: list(s) for e, s in self.storm_placement.items()},
+            "summary": dict(self.summary),
+        }
+
+
+@dataclass(frozen=True)
+class RoundItem:
+    """One topology for :func:`run_round`: how to build its view given the claims of the
+    others, and what (if anything) the reconfiguration controller armed for it."""
+
+    topology_id: str
+    build: Callable[[Mapping[str, NodeClaim]], TopologyView]
+    armed: ArmedPlan | None = None
+    executors: frozenset[tuple[int, int]] | None = None
+    """the Storm executors, to check an armed plan against"""
+
+
+def round_budget(state: ClusterState | None, config: RoundConfig) -> Budget:
+    """The budget of a round starting now (see the module docstring)."""
+    if state is not None and state.timeout_ms:
+        return Budget.of(state.timeout_ms / 1000 * (1 - ROUND_MARGIN_SHARE))
+    return Budget.of(config.round_budget_secs)
+
+
+def plan_round(
+    state: ClusterState,
+    config: RoundConfig,
+    armed: Mapping[str, ArmedPlan] | None = None,
+    budget: Budget | None = None,
+) -> list[TopologyDecision]:
+    """One decision per topology of ``state``, in ``state``'s order."""
+    armed = armed or {}
+    items = [
+        RoundItem(
+            topology.id,
+            _storm_builder(state, topology, config.costs),
+            armed.get(topology.id),
+            frozenset(e.key for e in topology.executors),
+        )
+        for topology in state.topologies
+    ]
+    decisions = run_round(items, config, budget or round_budget(state, config))
+    return decisions + [
+        TopologyDecision(topology_id, LEAVE, "", f"cannot read topology: {reason}")
+        for topology_id, reason in state.rejected.items()
+    ]
+
+
+def _storm_builder(
+    state: ClusterState, topology: StormTopology, costs: CostSource | None
+) -> Callable[[Mapping[str, NodeClaim]], TopologyView]:
+    return lambda claimed: storm_view(state, topology, claimed, costs)
+
+
+def run_round(
+    items: Sequence[RoundItem], config: RoundConfig, budget: Budget = UNLIMITED
+) -> list[TopologyDecision]:
+    """The loop of the module docstring over ``items``, in their order."""
+    if config.keep not in KEEP_MODES:
+        raise SchedulingError(f"keep must be one of {KEEP_MODES}, found {config.keep!r}")
+    claims = Claims()
+    decisions = []
+    for index, item in enumerate(items):
+        if item.armed is not None:
+            decision = _armed(item)
+            if decision is not None:
+                decisions.append(decision)
+                continue
+        try:
+            view = item.build(claims.of_others(item.topology_id))
+        except SchedulingError as error:
+            reason = f"cannot read topology: {error}"
+            decisions.append(TopologyDecision(item.topology_id, LEAVE, "", reason, error=error))
+            continue
+        kept = _kept(view, config.keep)
+        if kept is not None:
+            decisions.append(kept)
+            continue
+        decision = _plan(view, config, budget, len(items) - index)
+        if decision.plan is not None and decision.decision == PLACE:
+            claims.record(
+                item.topology_id,
+                view.current_usage(),
+                usage_of(view.problem.nodes, view.problem.topology, decision.plan),
+            )
+        decisions.append(decision)
+    return decisions
+
+
+def _share(budget: Budget, left: int, conf: Mapping[str, Any]) -> Budget:
+    """An equal share of what is left of the round, at most ``scheduler.brain.budget.ms``."""
+    share = budget.share(1 / max(1, left))
+    raw = conf.get(keys.BUDGET_MS.name)
+    if raw in (None, ""):
+        return share
+    try:
+        own = float(raw) / 1000
+    except (TypeError, ValueError) as error:
+        raise SchedulingError(
+            f"{keys.BUDGET_MS.name} must be a number of milliseconds, found {raw!r}"
+        ) from error
+    if own <= 0:
+        raise SchedulingError(f"{keys.BUDGET_MS.name} must be > 0, found {raw!r}")
+    return share if share.remaining() < own else Budget.of(own)
+
+
+def _kept(view: TopologyView, mode: str) -> TopologyDecision | None:
+    if mode == "never" or not view.complete:
+        return None
+    if mode == "running_if_fits" and violations(view.problem, view.problem.current):
+        return None
+    reason = "all executors already placed; nothing to do"
+    return TopologyDecision(view.topology_id, KEEP, "", reason, plan=view.problem.current)
+
+
+def choose_algorithm(conf: Mapping[str, Any], config: RoundConfig) -> tuple[str, dict[str, Any]]:
+    """The topology's algorithm and parameters: its conf, else the service defaults."""
+    algorithm = str(conf.get(keys.ALGORITHM.name) or config.default_algorithm)
+    params = dict(config.default_params.get(algorithm, {}))
+    raw = conf.get(keys.PARAMS.name)
+    if isinstance(raw, Mapping):
+        params.update(raw)
+    elif raw not in (None, ""):
+        raise SchedulingError(
+            f'{keys.PARAMS.name} must be a JSON object such as {{"key": "rs"}}, found {raw!r}'
+        )
+    return algorithm, params
+
+
+def check_workers(placement: Placement, allowed: int) -> int:
+    """The number of workers (slots) ``placement`` uses; more than ``allowed``
+    (``topology.workers``, which Storm enforces) raises :class:`SchedulingError`."""
+    workers = len(set(placement.slot_of.values()))
+    if workers > allowed:
+        raise SchedulingError(
+            f"the plan needs {workers} workers but topology.workers is {allowed} (Storm "
+            "rejects more); raise topology.workers or choose an algorithm that consolidates "
+            "(e.g. td)"
+        )
+    return workers
+
+
+def _plan(
+    view: TopologyView, config: RoundConfig, round_left: Budget, topologies_left: int
+) -> TopologyDecision:
+    topology_id = view.topology_id
+    algorithm = ""
+    try:
+        algorithm, params = choose_algorithm(view.conf, config)
+        budget = _share(round_left, topologies_left, view.conf)
+        return _place(view, config, algorithm, params, budget)
+    except SchedulingError as error:
+        reason = f"{algorithm}: {error}" if algorithm else str(error)
+        log.warning("topology %s left to Storm: %s", topology_id, reason)
+        return TopologyDecision(topology_id, LEAVE, algorithm, reason, error=error)
+    except Exception as error:  # a bug in an algorithm must not cost the round
+        log.exception("algorithm %s crashed on topology %s", algorithm, topology_id)
+        reason = f"{algorithm} failed unexpectedly ({type(error).__name__}: {error})"
+        return TopologyDecision(
+            topology_id, LEAVE, algorithm, reason, error=SchedulingError(reason)
+        )
+
+
+def _place(
+    view: TopologyView,
+    config: RoundConfig,
+    algorithm: str,
+    params: Mapping[str, Any],
+    budget: Budget,
+) -> TopologyDecision:
+    problem = view.problem
+    outcome = plan_within(problem, algorithm, params, budget, config.fallback_algorithm)
+    placement = outcome.placement
+    workers = len(set(placement.worker_key(e) for e in placement.node_of))
+    runs: list[ExecutorRun] = []
+    record_map: dict[str, tuple[str, int]] = {}
+    storm_map: dict[str, tuple[str, int]] = {}
+    if view.free_ports is not None:
+        placement = assign_slots(placement, view.free_ports, view.current_slots)
+        workers = check_workers(placement, problem.topology.workers)
+        for eid, slot in sorted(placement.slot_of.items()):
+            start, end = view.storm_executor[eid]
+            component = view.component_of[(start, end)]
+            runs.append(ExecutorRun(StormExecutor(start, end, component), slot.node, slot.port))
+            record_map[eid] = (slot.node, slot.port)
+            storm_map[f"{start}-{end}"] = (slot.node, slot.port)
+    evaluation = evaluate(problem, placement)
+    reason = (
+        f"placed by {outcome.algorithm} on {evaluation.nodes_used} node(s), {workers} "
+        f"worker(s); collocated traffic {evaluation.imc_gain:.3g} of "
+        f"{evaluation.total_traffic:.3g}, max node CPU {evaluation.max_node_load:.0f}%; "
+        f"costs: {view.costs}"
+    )
+    if outcome.note:
+        reason = f"{outcome.note}; {reason}"
+    summary = evaluation.summary() | {
+        "seconds": placement.report.get("seconds", 0.0),
+        "costs": view.costs,
+    }
+    if outcome.note:
+        summary["budget_note"] = outcome.note
+    return TopologyDecision(
+        problem.topology.id,
+        PLACE,
+        outcome.algorithm,
+        reason,
+        record_map,
+        storm_map,
+        summary,
+        tuple(runs),
+        placement,
+    )
+
+
+def _armed(item: RoundItem) -> TopologyDecision | None:
+    """PLACE the armed plan if it still covers exactly the topology's executors."""
+    armed = item.armed
+    assert armed is not None
+    planned = {(start, end) for start, end, _, _, _ in armed.placements}
+    if item.executors is not None and planned != item.executors:
+        log.warning(
+            "topology %s: the armed reconfiguration plan no longer matches its executors; "
+            "ignoring it",
+            item.topology_id,
+        )
+        return None
+    runs = tuple(
+        ExecutorRun(StormExecutor(start, end, component), supervisor, port)
+        for start, end, component, supervisor, port in armed.placements
+    )
+    storm_map = {f"{s}-{e}": (sup, port) for s, e, _, sup, port in armed.placements}
+    return TopologyDecision(
+        item.topology_id,
+        PLACE,
+        armed.algorithm,
+        armed.reason,
+        storm_placement=storm_map,
+        runs=runs,
+    )

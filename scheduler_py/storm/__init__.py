@@ -1,1 +1,0 @@
-"""Talking to a running Storm cluster (Nimbus Thrift API) from the Python side."""

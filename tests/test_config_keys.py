@@ -1,0 +1,93 @@
+"""scheduler_py/config/keys.py is the one list of configuration keys: the README's tables are
+rendered from it, every ``scheduler.*`` key the Python or Java sources spell is in it, and its
+defaults are the ones the code uses (TriggerConfig, the shim's BrainConfig, the worker
+monitor's MonitorConfig)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from scheduler_py.config import keys
+from scheduler_py.reconfig.trigger import TriggerConfig
+
+REPO = Path(__file__).resolve().parents[1]
+JAVA = REPO / "storm_plugin" / "src" / "main" / "java"
+NOT_KEYS = {"scheduler.thrift", keys.RECONFIG_PREFIX}
+
+
+@pytest.mark.parametrize("scope", sorted(keys.SCOPES))
+def test_readme_tables_are_rendered_from_the_list(scope):
+    readme = (REPO / "README.md").read_text()
+    match = re.search(rf"<!-- keys:{scope} [^>]*-->\n(.*?)\n<!-- /keys:{scope} -->", readme, re.S)
+    assert match, f"README.md has no <!-- keys:{scope} --> block"
+    expected = f"{keys.SCOPES[scope]}:\n\n{keys.markdown_table(scope)}"
+    assert match.group(1) == expected, (
+        f"README.md's {scope} table differs from scheduler_py/config/keys.py; replace the "
+        f"block with:\n{expected}"
+    )
+
+
+def _spelled_keys() -> set[str]:
+    pattern = re.compile(r"""["'](scheduler\.[a-z0-9._]+)["']""")
+    found = set()
+    for path in [*REPO.joinpath("scheduler_py").rglob("*.py"), *JAVA.rglob("*.java")]:
+        if path.name == "keys.py":
+            continue
+        found |= set(pattern.findall(path.read_text()))
+    return found - NOT_KEYS
+
+
+def test_every_key_the_sources_spell_is_listed():
+    unlisted = sorted(_spelled_keys() - set(keys.by_name()))
+    assert not unlisted, f"add these to scheduler_py/config/keys.py: {unlisted}"
+
+
+def test_reconfiguration_keys_are_the_trigger_settings_with_their_defaults():
+    listed = {k.name.removeprefix(keys.RECONFIG_PREFIX): k.default for k in keys.RECONFIG}
+    defaults = TriggerConfig()
+    actual = {f.name.replace("_", "."): getattr(defaults, f.name) for f in fields(TriggerConfig)}
+    assert listed == actual
+
+
+@pytest.mark.parametrize(
+    ("java_file", "constants"),
+    [
+        (
+            "io/schedulerpy/storm/BrainConfig.java",
+            {
+                "HOST": keys.BRAIN_HOST,
+                "PORT": keys.BRAIN_PORT,
+                "TIMEOUT_MS": keys.BRAIN_TIMEOUT_MS,
+                "ENABLED": keys.BRAIN_ENABLED,
+            },
+        ),
+        (
+            "io/schedulerpy/storm/monitor/MonitorConfig.java",
+            {
+                "WINDOW_SECS": keys.MONITOR_WINDOW,
+                "SAMPLE_RATE": keys.MONITOR_SAMPLE_RATE,
+                "ZK_ROOT": keys.MONITOR_ZK_ROOT,
+                "RETENTION_WINDOWS": keys.MONITOR_RETENTION,
+                "LIVE_SECS": keys.MONITOR_LIVE_SECS,
+            },
+        ),
+    ],
+)
+def test_java_names_and_defaults_match(java_file, constants):
+    source = (JAVA / java_file).read_text()
+    for constant, key in constants.items():
+        name = re.search(rf'\b{constant}\s*=\s*"([^"]+)"', source)
+        assert name and name.group(1) == key.name, f"{java_file}: {constant}"
+        default = re.search(rf"\bDEFAULT_{constant}\s*=\s*([^;]+);", source)
+        assert default, f"{java_file}: DEFAULT_{constant}"
+        value = default.group(1).strip().strip('"')
+        if isinstance(key.default, bool):
+            assert value == str(key.default).lower(), key.name
+        elif isinstance(key.default, int | float):
+            assert float(value) == float(key.default), key.name
+        else:
+            assert value == key.default, key.name
