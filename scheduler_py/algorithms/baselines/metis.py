@@ -44,6 +44,7 @@ from functools import cached_property
 
 from scheduler_py.algorithms.partition import part_graph
 from scheduler_py.algorithms.registry import register
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import check_feasible, usable_nodes
 from scheduler_py.model.cost import imc_gain
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
@@ -251,6 +252,7 @@ def plan(
     max_tries: int = 8,
     scheme: str = "recursive",
     seed: int = 0,
+    budget: Budget = UNLIMITED,
 ) -> Placement:
     """Partition the executor graph with METIS and repair the parts to fit the nodes.
 

@@ -66,6 +66,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from scheduler_py.algorithms.registry import register
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import check_feasible, usable_nodes
 from scheduler_py.model.cost import evaluate, violations
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
@@ -272,6 +273,7 @@ def plan(
     load_cap: float = 1.0,
     min_improvement: float = 0.0,
     normalise_speed: bool = False,
+    budget: Budget = UNLIMITED,
 ) -> Placement:
     """Place ``problem.topology`` with Aniello et al.'s online scheduler.
 

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from scheduler_py.algorithms.registry import register
+from scheduler_py.algorithms.topdown import tdls
 from scheduler_py.algorithms.topdown.counts import (
     CountModel,
     TaskClass,
@@ -74,7 +75,11 @@ _NEG = float("-inf")
 
 
 class _BudgetExceeded(Exception):
-    pass
+    """The DP spent its pattern budget (``dp_budget``) or the time budget ran out."""
+
+    def __init__(self, out_of_time: bool = False) -> None:
+        super().__init__("out of time" if out_of_time else "out of patterns")
+        self.out_of_time = out_of_time
 
 
 @dataclass
@@ -92,9 +97,16 @@ def dp_state_space(model: CountModel) -> int:
 
 
 def solve_dp(
-    model: CountModel, *, budget: int | None = None, ignore_traffic: bool = False
+    model: CountModel,
+    *,
+    budget: int | None = None,
+    ignore_traffic: bool = False,
+    deadline: Budget = UNLIMITED,
 ) -> _Solution:
-    """Exact counting DP (notes §5.1). Raises ``_BudgetExceeded`` after ``budget`` patterns."""
+    """Exact counting DP (notes §5.1).
+
+    Raises ``_BudgetExceeded`` after ``budget`` patterns or when ``deadline`` expires.
+    """
     classes = model.classes
     size = len(classes)
     sizes = tuple(cls.size for cls in classes)
@@ -192,6 +204,8 @@ def solve_dp(
         dfs(0, 0.0, 0.0, 0.0)
         if budget is not None and steps > budget:
             raise _BudgetExceeded
+        if deadline.expired():
+            raise _BudgetExceeded(out_of_time=True)
         return result
 
     def best(i: int, rem: tuple[int, ...]) -> float:
@@ -534,20 +548,31 @@ def plan(
         raise SchedulingError(f"optimal: method must be auto, dp or milp, got {method!r}")
     started = time.perf_counter()
     check_feasible(problem)
-    capped = budget.cap(time_limit) < time_limit
-    time_limit = max(0.01, budget.cap(time_limit))
     model = count_model(problem)
     solution: _Solution | None = None
     used = method
+    cut: list[str] = []
     if method == "dp" or (method == "auto" and dp_state_space(model) <= dp_max_states):
         try:
-            solution = solve_dp(model, budget=dp_budget if method == "auto" else None)
+            solution = solve_dp(
+                model, budget=dp_budget if method == "auto" else None, deadline=budget
+            )
             used = "dp"
-        except _BudgetExceeded:
+        except _BudgetExceeded as error:
+            if error.out_of_time:
+                cut.append("the counting DP")
             solution = None
-    if solution is None:
-        solution = solve_milp(model, time_limit=time_limit)
+    milp_limit = budget.cap(time_limit)
+    if solution is None and not cut and milp_limit > 0:
+        solution = solve_milp(model, time_limit=milp_limit)
         used = "milp"
+        if solution.status == "time_limit" and milp_limit < time_limit:
+            cut.append(f"the MILP (time limit {milp_limit:.3g} s instead of {time_limit:g} s)")
+    if solution is None:  # the budget ended before any exact method could finish
+        if not cut:
+            cut.append("every exact method (no time left)")
+        solution = _Solution(None, math.inf, "budget", False, {})
+        used = "none"
 
     def feasibility(m: CountModel) -> _Solution:
         if used == "dp":
@@ -558,15 +583,13 @@ def plan(
         raise _infeasible(problem, model, feasibility)
     counts = solution.counts
     status = solution.status
-    if counts is None:  # time limit without an incumbent: heuristic + the MILP's bound
-        from scheduler_py.algorithms.topdown import tdls
-
+    if counts is None:  # no incumbent: the heuristic, with the MILP's bound when there is one
         try:
-            counts = model.counts_of(tdls.plan(problem).node_of)
+            counts = model.counts_of(tdls.plan(problem, budget=budget).node_of)
         except InfeasibleError as error:
             raise SchedulingError(
-                f"optimal: HiGHS found no feasible placement for topology "
-                f"{problem.topology.id} within {time_limit:g} s and the heuristic failed too "
+                f"optimal: no exact method found a feasible placement for topology "
+                f"{problem.topology.id} within {milp_limit:g} s and the heuristic failed too "
                 f"({error}); raise time_limit"
             ) from error
         status = "time_limit_heuristic"
@@ -608,7 +631,11 @@ def plan(
         "seconds": time.perf_counter() - started,
         **solution.detail,
     }
-    if capped and not solution.proven:
+    if cut:
         report["budget_exhausted"] = True
-        report["budget_note"] = f"MILP stopped at {time_limit:.2f} s with gap {gap:.1%}"
+        report["budget_note"] = (
+            f"the time budget cut {' and '.join(cut)}; the placement is "
+            f"{'tdls' if status == 'time_limit_heuristic' else 'the best incumbent'}"
+            f" (gap {gap:.1%}), not proven optimal"
+        )
     return Placement(problem.topology.id, node_of, report=report)

@@ -58,6 +58,7 @@ from math import gcd
 
 from scheduler_py.algorithms.pipeline import matrix as pm
 from scheduler_py.algorithms.registry import register
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import CapacityTracker, check_feasible, usable_nodes
 from scheduler_py.model.cost import imc_gain, total_traffic
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
@@ -263,6 +264,7 @@ def plan(
     node_order: str = "rack",
     capacity: str = "repair",
     system_executors: str = "round_robin",
+    budget: Budget = UNLIMITED,
 ) -> Placement:
     """Place ``problem.topology`` with the pipeline scheme (see the module docstring).
 

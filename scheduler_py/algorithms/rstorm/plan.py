@@ -89,6 +89,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from scheduler_py.algorithms.registry import register
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import check_feasible, usable_nodes
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
 from scheduler_py.model.types import EPSILON, Executor, Node, Placement, Problem, Topology
@@ -301,6 +302,7 @@ def plan(
     strict_memory: bool = False,
     normalize: bool = False,
     worker_max_heap_mb: float = 0.0,
+    budget: Budget = UNLIMITED,
 ) -> Placement:
     """Place ``problem.topology`` with R-Storm.
 

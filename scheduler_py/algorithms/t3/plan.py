@@ -83,6 +83,7 @@ import networkx as nx
 from scheduler_py.algorithms.registry import register
 from scheduler_py.algorithms.t3.partition import cut_weight, kway
 from scheduler_py.algorithms.topdown.groups import planning_cpu
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import check_feasible
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
 from scheduler_py.model.types import EPSILON, Node, Placement, Problem, Topology
@@ -522,6 +523,7 @@ def plan(
     seed: int = 0,
     ufactor: int = 30,
     normalise_speed: bool = False,
+    budget: Budget = UNLIMITED,
 ) -> Placement:
     """Place ``problem.topology`` with T3.
 

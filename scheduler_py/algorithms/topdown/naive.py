@@ -48,6 +48,7 @@ from scheduler_py.algorithms.topdown.groups import (
     single_task_failure,
     suggestion_hint,
 )
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.types import EPSILON, Placement, Problem
 
 
@@ -116,7 +117,7 @@ def allocate(problem: Problem) -> tuple[dict[str, str], dict[str, object]]:
     summary="Naive fusion baseline: task pairs by task IMC, fill nodes largest first, "
     "break pairs that fit nowhere into single tasks.",
 )
-def plan(problem: Problem) -> Placement:
+def plan(problem: Problem, *, budget: Budget = UNLIMITED) -> Placement:
     """Place ``problem`` with the naive fusion heuristic.
 
     Raises:

@@ -140,6 +140,7 @@ from scheduler_py.algorithms.topdown.groups import (
     single_task_failure,
     suggestion_hint,
 )
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import check_feasible
 from scheduler_py.model.types import EPSILON, Placement, Problem
 
@@ -695,6 +696,7 @@ def plan(
     subgroup_margin: float = 0.2,
     normalise_speed: bool = False,
     fallback: bool = True,
+    budget: Budget = UNLIMITED,
 ) -> Placement:
     """Place ``problem`` with topDown; see the module docstring for every deviation.
 

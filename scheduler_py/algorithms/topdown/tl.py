@@ -82,6 +82,7 @@ from scheduler_py.algorithms.topdown.groups import (
     single_task_failure,
     suggestion_hint,
 )
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.types import EPSILON, Placement, Problem
 
@@ -238,7 +239,14 @@ def allocate(
         "seed": (0, "seed of the random pair order"),
     },
 )
-def plan(problem: Problem, *, key: str = "rs", pair_order: str = "lex", seed: int = 0) -> Placement:
+def plan(
+    problem: Problem,
+    *,
+    key: str = "rs",
+    pair_order: str = "lex",
+    seed: int = 0,
+    budget: Budget = UNLIMITED,
+) -> Placement:
     """Place ``problem`` with taskLevel; see the module docstring for every deviation.
 
     Raises:
