@@ -7,8 +7,9 @@ and registers it::
     def plan(problem: Problem, *, key: str = "rs", budget: Budget = UNLIMITED) -> Placement: ...
 
 :func:`run` is the single entry point callers use: it checks the parameters (converted by
-:func:`scheduler_py.config.coerce`), passes the time budget, times the call, and verifies the result with the shared cost module so that no algorithm can hand
-an incomplete or over-capacity placement to Storm.
+:func:`scheduler_py.config.coerce`), passes the time budget, times the call, and verifies
+the result with the shared cost module so that no algorithm can hand an incomplete or
+over-capacity placement to Storm.
 """
 
 from __future__ import annotations

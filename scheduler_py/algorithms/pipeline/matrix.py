@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from math import gcd
 
+import networkx as nx
 import numpy as np
 
 Matrix = np.ndarray
@@ -329,19 +330,18 @@ def task_positions(fin: Matrix, parallelism: Sequence[int]) -> list[list[int]]:
 
 
 def stage_levels(n: int, edges: Iterable[tuple[int, int]]) -> list[int]:
-    """Longest-path level of every ID from the sources (notes §1.4: stage of (u, v) is
-    level(u)); IDs on a cycle keep the level reached before the cycle closes."""
-    edges = list(edges)
-    level = [0] * n
-    for _ in range(n):
-        changed = False
-        for u, v in edges:
-            if level[v] < level[u] + 1 and level[u] + 1 < n:
-                level[v] = level[u] + 1
-                changed = True
-        if not changed:
-            break
-    return level
+    """Longest-path level of every ID from the sources (paper 004 §II.B: the stage of an edge
+    (u, v) is level(u)); the IDs of a cycle share one level, that of the cycle as a whole
+    (``docs/algorithms/004-pipeline.md`` §2.1)."""
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(n))
+    graph.add_edges_from((u, v) for u, v in edges if u != v)
+    blocks = nx.condensation(graph)
+    level: dict[int, int] = {}
+    for block in nx.topological_sort(blocks):
+        level[block] = max((level[p] + 1 for p in blocks.predecessors(block)), default=0)
+    mapping = blocks.graph["mapping"]
+    return [level[mapping[v]] for v in range(n)]
 
 
 @dataclass(frozen=True)
