@@ -19,7 +19,7 @@ from scheduler_py.model.types import EPSILON
 
 def spread(balance: Balance, assign: np.ndarray) -> float:
     """The MILP's secondary criterion: max u over all nodes − min u over nodes not in R
-    (what maximising ε_u + ε_l minimises, notes §2.3)."""
+    (what maximising ε_u + ε_l minimises, ``docs/algorithms/001-albic.md`` §2.3)."""
     u = (
         100.0
         * node_load(assign, balance.load, balance.n_nodes)

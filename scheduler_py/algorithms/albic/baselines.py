@@ -1,5 +1,5 @@
-"""Baselines and helpers of paper 001's evaluation (notes ``docs/001_albic.md`` §2.6), on the
-integer instance of :mod:`._albic_milp`:
+"""Baselines and helpers of paper 001's evaluation (``docs/algorithms/001-albic.md`` §2.6), on the
+integer instance of :mod:`scheduler_py.algorithms.albic.milp`:
 
 * :func:`flux` — Flux (Shah et al., ICDE'03) as the paper uses it: nodes sorted by load,
   the biggest *suitable* key group moved from the 1st to the last node, the 2nd to the

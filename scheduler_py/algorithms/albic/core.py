@@ -1,20 +1,21 @@
 """ALBIC (paper 001 §4.3.2, "Autonomic Load Balancing with Integrated Collocation") and the
-guarded pure MILP (§4.3.1) on the integer instance of :mod:`._albic_milp`.
+guarded pure MILP (§4.3.1) on the integer instance of :mod:`scheduler_py.algorithms.albic.milp`.
 
 One call is one adaptation round of Algorithm 1 (lines 4-8; the scaling decision is the
-caller's, the paper gives no rule). Steps (notes ``docs/001_albic.md`` §2.5):
+caller's, the paper gives no rule). Steps (``docs/algorithms/001-albic.md`` §2.5):
 
 1. **Scores**: pair (g, g') with g sending to g' is a candidate iff
    O[g,g'] > sf · O[g] / D[g] (D[g] = key groups of g's downstream operators).
 2. **Maintain collocation**: candidate pairs *currently* on one node (interpretation A,
-   notes §5-7) are merged into sets (connected components); a set whose migration cost exceeds the
-   budget or whose load exceeds maxPL is split by balanced min-cut partitioning (METIS,
-   vertex weight max(c/budget, L/maxPL), notes §5-8), recursively.
+   ``docs/algorithms/001-albic.md`` §5 item 7) are merged into sets (connected components);
+   a set whose migration cost exceeds the budget or whose load exceeds maxPL is split by
+   balanced min-cut partitioning (METIS,
+   vertex weight max(c/budget, L/maxPL), ``docs/algorithms/001-albic.md`` §5 item 8), recursively.
 3. **Improve collocation**: the not-yet-collocated candidate pair with the largest rate
    (random tie-break) is forced onto one node: the less-loaded of the two nodes (Cases 1
    and 3) or the node of the member that is in a set (Case 2); never a node marked for
    removal, and pairs whose forced move cannot fit the budget or the node are skipped
-   (our additions, notes §5-13).
+   (our additions, ``docs/algorithms/001-albic.md`` §5 item 13).
 4. **Solve** the partition-level MILP with ε ≤ maxLD; on failure lower maxPL by δ and
    repeat; at maxPL = 0 every key group is its own item and the pure MILP is solved.
 

@@ -2,8 +2,8 @@
 over *items* (key groups, or ALBIC's indivisible partitions of them) and nodes, solved with
 HiGHS through :func:`scipy.optimize.milp` under a time limit.
 
-Formulation (notes ``docs/001_albic.md`` §2.3; our copy of the paper lost the algebra, so
-it is the notes' reconstruction [R])::
+Formulation (``docs/algorithms/001-albic.md`` §2.3; our copy of the paper lost the algebra, so
+it is our reconstruction [R])::
 
     min  ε − w2·ε_u − w2·ε_l                                    (w1 = 1, w2 = 1e-3)
     (1)  Σ_n y[p,n] = 1                                   every item on one node
@@ -22,14 +22,16 @@ Deviations and engineering additions (all named in :mod:`scheduler_py.algorithms
   proves an *optimal* solution never moves into R; with a time limit we enforce it.
 * **Capacity** (the multi-dimensional extension of §4.3.1): Σ cpu·y ≤ cpu capacity and
   Σ memory·y ≤ memory capacity of every node (memory only when finite).
-* **Restart budget** (Storm adaptation, notes §6.3-3, optional): binaries r[n] marking a
-  node whose worker changes (an item leaves or arrives), Σ r[n] ≤ restart budget.
+* **Restart budget** (Storm adaptation, ``docs/algorithms/001-albic.md`` §6.3 item 3, optional):
+  binaries r[n] marking a node whose worker changes (an item leaves or arrives), Σ r[n] ≤ restart
+  budget.
 * **Neighbourhood** ``restricted`` (default): an item may only stay, or move from a node
   above its target (L̄, or 0 for nodes in R) to a node below L̄ when the move strictly
   lowers the larger of the two nodes' deviations (Flux's "suitable" test); items without a
   home (new executors, lost nodes) may go to any node not in R. ``full`` allows every
-  node. The restriction keeps the model small enough for HiGHS on 2 cores (notes §2.3:
-  the full model does not beat Flux within seconds beyond ~10 nodes).
+  node. The restriction keeps the model small enough for HiGHS on 2 cores
+  (``docs/algorithms/001-albic.md`` §2.3: the full model does not beat Flux within seconds beyond
+  ~10 nodes).
 * **Cutoff** ``eps_ub``: an upper bound on ε. ALBIC passes maxLD (its acceptance test);
   the pure MILP passes the current allocation's LD, so the solver only searches for
   allocations better than "no move" (scipy's HiGHS takes no warm start).
@@ -49,7 +51,7 @@ from scheduler_py.model.types import EPSILON
 
 W2 = 1e-3
 """Weight of the tightening slacks (w1 = 1); any w2 < w1/2 gives the lexicographic
-behaviour of notes §2.3 (first LD, then the spread max − min)."""
+behaviour of ``docs/algorithms/001-albic.md`` §2.3 (first LD, then the spread max − min)."""
 
 
 @dataclass
@@ -102,7 +104,8 @@ def node_load(assign: np.ndarray, load: np.ndarray, n_nodes: int) -> np.ndarray:
 def load_distance(
     absolute: np.ndarray, cap: np.ndarray, removing: np.ndarray, total: float | None = None
 ) -> float:
-    """LD in percentage points (notes §1.5): max |u_n − L̄| over nodes not marked for
+    """LD in percentage points (``docs/algorithms/001-albic.md`` §1.5): max |u_n − L̄| over nodes
+    not marked for
     removal, and max (u_n − L̄)⁺ over nodes marked for removal (only (3) binds them)."""
     active = float(cap[~removing].sum())
     total = float(absolute.sum()) if total is None else total

@@ -33,7 +33,7 @@ broken by a fixed order.
 
 References: G. Karypis and V. Kumar, "A Fast and High Quality Multilevel Scheme for
 Partitioning Irregular Graphs", SIAM J. Sci. Comput. 20(1), 1998; used as the baseline of
-traffic-aware Storm schedulers (e.g. T3-Scheduler, notes 002).
+traffic-aware Storm schedulers (e.g. T3-Scheduler, paper 002 §6).
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """The exact optimum of φ under CPU, memory and slot capacity (the yardstick of paper 000 §7.3).
 
-Maximise the IMC gain φ(X) (paper 000 §2.2, notes §1.4: every directed executor link counted
-once) subject to every node's CPU and memory capacity; a node without a free slot hosts
-nothing. Two exact methods, both from the notes §5.1 "Computing the exact optimum":
+Maximise the IMC gain φ(X) (paper 000 §2.2, ``docs/algorithms/000-topdown.md`` §1.4: every directed
+executor link counted once) subject to every node's CPU and memory capacity; a node without a free
+slot hosts nothing. Two exact methods, both from ``docs/algorithms/000-topdown.md`` §5.1 "Computing
+the exact optimum":
 
 * **Counting DP** (``method="dp"``). Executors of a component with the same CPU and memory are
   interchangeable (Eq. 1: the same traffic to every partner), so a node's contents is a
@@ -16,10 +17,10 @@ nothing. Two exact methods, both from the notes §5.1 "Computing the exact optim
 * **Unary-count MILP** (``method="milp"``, HiGHS through :func:`scipy.optimize.milp`, with a
   time limit and the proven gap in the report). Binary ``b[c,n,k]`` = "node n hosts ≥ k
   executors of class c", ``b[c,n,k] ≥ b[c,n,k+1]``, ``Σ_{n,k} b[c,n,k] = |c|``, capacity rows,
-  and for a pair of classes with traffic either the notes' ``z[c,d,n,k,l] ≤ b[c,n,k],
+  and for a pair of classes with traffic either the ``z[c,d,n,k,l] ≤ b[c,n,k],
   b[d,n,l]`` (small classes) or the compact ``y[c,d,n,k] ≤ a[d,n], y ≤ m·b[c,n,k]``
   (large ones; exact as well, since the objective only pushes y up). Identical nodes get the
-  symmetry breaking (the first class's count per node non-increasing; the notes order by the
+  symmetry breaking (the first class's count per node non-increasing; ordering by the
   total count, which HiGHS solved 4× slower on our instances). With measured
   per-executor-pair traffic every executor is its own class of size 1, so ``b`` is the
   executor-level ``x[e,n]`` and ``z`` the linearised product of a pair with traffic.
@@ -39,7 +40,8 @@ Deviations and additions (ours):
   returned with the MILP's bound, so the report still states a proven gap.
 
 References: A. Chatzistergiou, S. D. Viglas, "Fast Heuristics for Near-Optimal Task Allocation
-in Data Stream Processing over Clusters", CIKM 2014, §2.2 and §7.3; notes 000 §1.4 and §5.1.
+in Data Stream Processing over Clusters", CIKM 2014, §2.2 and §7.3;
+``docs/algorithms/000-topdown.md`` §1.4 and §5.1.
 """
 
 from __future__ import annotations
@@ -104,7 +106,7 @@ def _infeasible(problem: Problem, model: CountModel, solve) -> InfeasibleError:
 
 @register(
     "optimal",
-    paper="000 §7.3 (exact optimum), notes §5.1",
+    paper="000 §7.3 (exact optimum), docs/algorithms/000-topdown.md §5.1",
     summary="Exact maximum of φ under CPU/memory capacity: counting DP over interchangeable "
     "executors, or the unary-count MILP (HiGHS) with a time limit and proven gap.",
     params={

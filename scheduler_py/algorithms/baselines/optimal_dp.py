@@ -46,7 +46,7 @@ def solve_dp(
     ignore_traffic: bool = False,
     deadline: Budget = UNLIMITED,
 ) -> Solution:
-    """Exact counting DP (notes §5.1).
+    """Exact counting DP (``docs/algorithms/000-topdown.md`` §5.1).
 
     Raises ``BudgetExceeded`` after ``budget`` patterns or when ``deadline`` expires.
     """

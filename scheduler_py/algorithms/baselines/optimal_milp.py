@@ -16,12 +16,13 @@ from scheduler_py.algorithms.topdown.counts import (
 from scheduler_py.model.types import EPSILON
 
 _Z_PAIR_LIMIT = 36
-"""Use the notes' z[c,d,n,k,l] linearisation while (max per node of c)·(of d) ≤ this;
+"""Use the z[c,d,n,k,l] linearisation while (max per node of c)·(of d) ≤ this;
 larger pairs use the compact y[c,d,n,k] form (fewer variables, same optimum)."""
 
 
 def solve_milp(model: CountModel, *, time_limit: float, ignore_traffic: bool = False) -> Solution:
-    """The unary-count MILP of notes §5.1 solved by HiGHS with a time limit."""
+    """The unary-count MILP of ``docs/algorithms/000-topdown.md`` §5.1 solved by HiGHS with a time
+    limit."""
     import numpy as np
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import coo_array
@@ -75,7 +76,7 @@ def solve_milp(model: CountModel, *, time_limit: float, ignore_traffic: bool = F
             add_row([e for e in entries_m if e[1] > 0], -math.inf, node.memory_mb + EPSILON)
     # symmetry breaking among identical nodes (same CPU and memory, wherever they are in the
     # node list): the first class's count is non-increasing along each such group (any
-    # solution can be so sorted; measured faster than the notes' total-count order)
+    # solution can be so sorted; measured faster than ordering by the total count)
     groups: dict[tuple[float, float], list[int]] = {}
     for n, node in enumerate(nodes):
         groups.setdefault((node.cpu, node.memory_mb), []).append(n)

@@ -27,7 +27,8 @@ every node (Eq. 2), in five steps (Alg. 1):
    node's sub-graph is split into ``w`` parts by METIS k-way (``pymetis``), one part per
    worker (``Placement.worker_of``).
 
-Deviations from the printed pseudo-code and the paper's open points (notes 002 §2, §6.1):
+Deviations from the printed pseudo-code and the paper's open points (``docs/algorithms/002-t3.md``
+§2, §6.1):
 
 * Eq. 2's strict ``<`` is read as ``≤`` (A1; App. A and §5 need it).
 * Ties are broken in a stable order instead of at random (A9): nodes by id; groups and
@@ -56,10 +57,11 @@ Deviations from the printed pseudo-code and the paper's open points (notes 002 �
   first whose node still has room (else any node with room).
 * Capacity with several topologies (A17): ``C(n) = u_max × Node.cpu`` where ``Node.cpu`` is
   already net of the other topologies (:mod:`scheduler_py.scheduling.documents`), i.e. slightly
-  stricter than the notes' ``u_max·total − others``.
+  stricter than ``u_max·total − others`` (``docs/algorithms/002-t3.md`` A17).
 * T3 is applied once after profiling (§6): it plans from scratch; ``problem.current`` is
   only read to scale measured CPU by the speed of the node that measured it
-  (``normalise_speed``). The apply-only-if-better rule is the caller's (notes §6.3).
+  (``normalise_speed``). The apply-only-if-better rule is the caller's
+  (``docs/algorithms/002-t3.md`` §6.3).
 * Tasks left when every node is used (A18): instead of over-committing a node, raise
   :class:`InfeasibleError` naming the component, the resource and the best offer.
 
@@ -68,7 +70,7 @@ References
 L. Eskandari, J. Mair, Z. Huang, D. Eyers, "T3-Scheduler: A topology and Traffic aware
 two-level Scheduler for stream processing systems in a heterogeneous cluster", Future
 Generation Computer Systems 89 (2018), §3 (Eq. 1-2), §4 (Alg. 1-2, Eq. 3), App. A-C.
-Notes ``002_t3.md`` §2 (specification and test cases), §3 (§5 reference numbers), §6.
+``docs/algorithms/002-t3.md`` §2 (the algorithm as implemented), §6.1 (A1-A19), test vectors.
 """
 
 from __future__ import annotations
@@ -133,9 +135,10 @@ def plan(
     tasks_per_worker:
         T of Eq. 3 (5 in the paper's §6; App. C uses 6).
     slot_aware:
-        Count ``T × slots`` as a second capacity in the first level (notes A13).
+        Count ``T × slots`` as a second capacity in the first level (``docs/algorithms/002-t3.md``
+        A13).
     pair_single_fallback:
-        Notes A8 (on); off = only two-new-task steps after the first pair.
+        ``docs/algorithms/002-t3.md`` A8 (on); off = only two-new-task steps after the first pair.
     seed, ufactor:
         METIS options of the second level.
     normalise_speed:
@@ -314,7 +317,8 @@ def _place_system(
     node_of: dict[str, str],
     worker_of: dict[str, int],
 ) -> None:
-    """Notes A15: system executors round-robin over the topology's workers, starting with
+    """``docs/algorithms/002-t3.md`` A15: system executors round-robin over the topology's workers,
+    starting with
     the first spout's, on the first whose node has room; else any node with room."""
     topology = problem.topology
     system = [e for c in topology.components if c.is_system for e in topology.executors_of(c.id)]

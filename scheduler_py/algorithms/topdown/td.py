@@ -19,31 +19,32 @@ Parameters (registered as ``td``):
     ``imc_task`` (IMC of one task pair).
 ``k0_guard`` (``"degrade"``)
     What Alg. 5 does when not even one balanced unit σ fits the freest node (k = 0, E11):
-    ``degrade`` (notes G1: one task of the smaller group plus what fits of the other, then
-    continue), ``minimal`` (G0: both remainders to R) or ``maxprod`` (G2: the slices that
-    maximise ``a·b``).
+    ``degrade`` (``docs/algorithms/000-topdown.md`` §2.5 G1: one task of the smaller group plus what
+    fits of the other, then continue), ``minimal`` (G0: both remainders to R) or ``maxprod`` (G2:
+    the slices that maximise ``a·b``).
 ``second_mode`` (``"next"``)
     One side placed (Alg. 5 mode *second*): ``literal`` fills only the best node of ``N_u``
     and sends the rest to R (E14); ``next`` keeps filling the next node of ``N_u``.
 ``subgroup_margin`` (``0.2``)
-    §5 skew relaxation (notes §2.7c) for topologies with measured per-executor CPU or
-    executor-pair traffic; ``≤ 0`` disables the bucketing (slices are still costed exactly).
+    §5 skew relaxation (``docs/algorithms/000-topdown.md`` §2.7c) for topologies with measured
+    per-executor CPU or executor-pair traffic; ``≤ 0`` disables the bucketing (slices are still
+    costed exactly).
 ``normalise_speed`` (``False``)
     §5 heterogeneity: treat measured executor CPU as raw % on the node in
     ``problem.current`` and scale it by that node's ``speed`` (see below).
 ``fallback`` (``True``)
-    When TD fails, try the chain of notes §2.6: TL (RS key, lex order), then
-    first-fit-decreasing; ``False`` raises at once.
+    When TD fails, try the chain of ``docs/algorithms/000-topdown.md`` §2.6: TL (RS key, lex order),
+    then first-fit-decreasing; ``False`` raises at once.
 
-Deviations from the printed pseudo-code (erratum ids from the notes §2.8):
+Deviations from the printed pseudo-code (erratum ids of ``docs/algorithms/000-topdown.md`` §2.8):
 
 * **E1** Alg. 4 l.5 pops ``U``, not ``V``. **E7** ``allocateSingleTasks`` runs after the loop.
 * **E2** ``resolveSplits`` returns each side as "fully placed" or "the unplaced remainder";
   the l.9-10 test means "placed", possibly on several nodes. Because every allocation inside
   the loop takes a prefix of a group's unplaced remainder, a group is kept as index ranges:
   ``nxt[g]`` plus an append-only list of ``[group, start, end, node]`` records (the paper's
-  "sequence of splits", notes §2.4). Executors are expanded once, at the end; no task-pair
-  loop exists anywhere in TD.
+  "sequence of splits", ``docs/algorithms/000-topdown.md`` §2.4). Executors are expanded once, at
+  the end; no task-pair loop exists anywhere in TD.
 * **E3** ``N_u`` (l.13-14) is prioritised on the expected IMC gain
   ``a_n · min(|u_j|, fit_n)`` (``a_n`` = tasks of the placed side on n, ``fit_n`` = tasks of
   the other side that fit on n; the per-link IMC is a common factor), ties to larger
@@ -58,17 +59,19 @@ Deviations from the printed pseudo-code (erratum ids from the notes §2.8):
   ``|slice| · c_t`` (or exact prefix sums for skewed subgroups). The recursion of l.20 is a
   loop with ``N.top()`` and ``r`` re-evaluated each round.
 * **E11** k = 0 has an exit (``k0_guard``); the default G1 is what brings TD near the
-  optimum (notes §5.1: G0 78.8 %, G1 94.1 %, G1 + 'next' 94.7 %).
+  optimum (``docs/algorithms/000-topdown.md`` §5.1: G0 78.8 %, G1 94.1 %, G1 + 'next' 94.7 %).
 * **E14** mode *second* with ``second_mode="next"`` (ours) spills onto further nodes of
-  ``N_u`` instead of sending the rest to R (fixes notes TC7: φ 66.67 vs 58.33).
+  ``N_u`` instead of sending the rest to R (fixes ``docs/algorithms/000-topdown.md`` §2.9 TC7: φ
+  66.67 vs 58.33).
 * **E20** ``R`` is lazy: it is never materialised; after the loop every still-unplaced task
-  (which includes tasks of isolated groups, notes §2.1) is placed heaviest first, ties in
-  Storm task order (component id, executor index). Identical to pushing ranges and skipping
-  placed tasks (footnote 1). **E21** Alg. 3 failing is a failure of TD.
+  (which includes tasks of isolated groups, ``docs/algorithms/000-topdown.md`` §2.1) is placed
+  heaviest first, ties in Storm task order (component id, executor index). Identical to pushing
+  ranges and skipping placed tasks (footnote 1). **E21** Alg. 3 failing is a failure of TD.
 * Ties everywhere are deterministic: ``U`` by (key desc, edge id), ``N`` by (spare CPU desc,
   node id); edges are the topology's merged edges (parallel streams summed, a pair declared
-  in both directions counted once, notes §1.5); ``s = +∞`` when both PCs are 0.
-* Capacity comparisons use the model's ε (notes §2.1).
+  in both directions counted once, ``docs/algorithms/000-topdown.md`` §1.5); ``s = +∞`` when both
+  PCs are 0.
+* Capacity comparisons use the model's ε (``docs/algorithms/000-topdown.md`` §2.1).
 
 Additions (ours, documented here because the paper has only CPU):
 
@@ -78,19 +81,19 @@ Additions (ours, documented here because the paper has only CPU):
   goes to the next node in ``N`` order with room for both.
 * **Slots**: nodes with ``slots == 0`` are unusable; the plan uses one logical worker per
   node (``worker_of`` is left empty).
-* **Heterogeneity (§5, notes §2.7b)**: the model already states node capacity in % of a
-  reference core (``Node.cpu``), so normalising capacities to the least capable node is a
-  no-op. With ``normalise_speed`` measured executor CPU (``Topology.executor_cpu``) is read as
-  raw % on the node of ``problem.current`` and multiplied by that node's ``speed``; to stay
+* **Heterogeneity (§5, ``docs/algorithms/000-topdown.md`` §2.7b)**: the model already states node
+  capacity in % of a reference core (``Node.cpu``), so normalising capacities to the least capable
+  node is a no-op. With ``normalise_speed`` measured executor CPU (``Topology.executor_cpu``) is
+  read as raw % on the node of ``problem.current`` and multiplied by that node's ``speed``; to stay
   valid under the model's verifier (which reads ``executor.cpu`` as reference units) the
   planning cost is ``max(raw, raw·speed)``.
-* **Skew (§5, notes §2.7c)**: with measured executor CPU or pair traffic, each component's
-  executors are bucketed by ``⌊log_{1+m}(x)⌋`` of their CPU and (with traffic) their in- and
-  out-rates; each bucket is a group, and group pairs carry the measured traffic between
-  them (Eq. 1's share of the component edge when only CPU is measured). Traffic inside one
-  subgroup cannot be an edge and is ignored by the heuristic (not by the cost module).
-* **Granularity (§5, notes §2.6-2.7a)**: on failure the fallback chain TD → TL(RS) →
-  first-fit-decreasing runs and is recorded in ``report["fallback"]`` (``used``, the
+* **Skew (§5, ``docs/algorithms/000-topdown.md`` §2.7c)**: with measured executor CPU or pair
+  traffic, each component's executors are bucketed by ``⌊log_{1+m}(x)⌋`` of their CPU and (with
+  traffic) their in- and out-rates; each bucket is a group, and group pairs carry the measured
+  traffic between them (Eq. 1's share of the component edge when only CPU is measured). Traffic
+  inside one subgroup cannot be an edge and is ignored by the heuristic (not by the cost module).
+* **Granularity (§5, ``docs/algorithms/000-topdown.md`` §2.6-2.7a)**: on failure the fallback chain
+  TD → TL(RS) → first-fit-decreasing runs and is recorded in ``report["fallback"]`` (``used``, the
   ``failed`` reasons and a ``granularity_suggestion``: the gcd re-parallelisation and a
   smaller doubling step). Re-parallelising needs a Storm rebalance, so it is only
   suggested, never applied; the same advice ends the :class:`InfeasibleError` message.
@@ -109,7 +112,7 @@ Example:
 
 References:
     A. Chatzistergiou, S. D. Viglas, "Fast Heuristics for Near-Optimal Task Allocation in
-    Data Stream Processing over Clusters", CIKM 2014, §3.2-§5; engineering notes 000
+    Data Stream Processing over Clusters", CIKM 2014, §3.2-§5; ``docs/algorithms/000-topdown.md``
     (§2.1-2.9).
 """
 
@@ -147,7 +150,8 @@ SECOND_MODES = ("next", "literal")
 
 
 class _TopDown:
-    """One run of Alg. 4/5 on index ranges (notes §2.4 "O(1) bookkeeping").
+    """One run of Alg. 4/5 on index ranges (``docs/algorithms/000-topdown.md`` §2.4 "O(1)
+    bookkeeping").
 
     During the pair loop every allocation takes a prefix of a group's unplaced remainder, so
     a group's state is ``nxt[g]`` (its first unplaced position) plus an append-only list of
@@ -426,7 +430,8 @@ class _TopDown:
 
 
 def priority_order(groups: Groups, key: str) -> list[tuple[int, int, float]]:
-    """``U`` prioritised on ``key`` (descending), ties in edge-id order (notes §2.1)."""
+    """``U`` prioritised on ``key`` (descending), ties in edge-id order
+    (``docs/algorithms/000-topdown.md`` §2.1)."""
     pc, size = groups.pc, groups.size
     keyed = [
         (-edge_key(key, imc, pc[a], pc[b], size[a], size[b]), n, (a, b, imc))
@@ -485,7 +490,11 @@ def allocate(
             False,
             "measured executor CPU is raw % of the current node's cores: scale by its speed",
         ),
-        "fallback": (True, "on failure try TL (RS) then first-fit-decreasing (notes §2.6)"),
+        "fallback": (
+            True,
+            "on failure try TL (RS) then first-fit-decreasing "
+            "(docs/algorithms/000-topdown.md §2.6)",
+        ),
     },
 )
 def plan(
@@ -518,7 +527,8 @@ def plan(
         report = {**params, **stats, "fallback": None}
         return Placement(topology.id, node_of, algorithm="td", report=report)
 
-    # TD failed (notes §2.6): impossible problems get the model's error, then the chain
+    # TD failed (``docs/algorithms/000-topdown.md`` §2.6): impossible problems get the model's
+    # error, then the chain
     check_feasible(problem)
     suggestion = granularity_suggestion(problem)
     hint = suggestion_hint(problem, suggestion)

@@ -110,7 +110,8 @@ class Groups:
 def build_groups(
     problem: Problem, margin: float, cpu_of: Mapping[str, float] | None = None
 ) -> Groups:
-    """Groups of ``problem``: one per component, or skew subgroups (§5, notes §2.7c).
+    """Groups of ``problem``: one per component, or skew subgroups (§5,
+    ``docs/algorithms/000-topdown.md`` §2.7c).
 
     Subgrouping happens when the topology carries measured per-executor CPU or
     executor-pair traffic and ``margin > 0``: each component's executors are bucketed by
