@@ -217,25 +217,24 @@ def cola(
             else:
                 out.append(part)
         parts = out
-    while len(parts) < active:
+
+    def split_biggest() -> bool:
+        """Split the heaviest part of two or more items; false when every part is single."""
         biggest = max(
             (p for p in parts if len(p) > 1), key=lambda p: balance.load[p].sum(), default=None
         )
         if biggest is None:
-            break
+            return False
         parts.remove(biggest)
         parts.extend(split(biggest))
+        return True
+
+    while len(parts) < active and split_biggest():
+        pass
     assign = lpt(balance, parts)
     for _ in range(max_rounds):
         ld = load_distance(node_load(assign, balance.load, N), balance.cap, balance.removing)
-        if ld <= max_ld:
+        if ld <= max_ld or not split_biggest():
             break
-        biggest = max(
-            (p for p in parts if len(p) > 1), key=lambda p: balance.load[p].sum(), default=None
-        )
-        if biggest is None:
-            break
-        parts.remove(biggest)
-        parts.extend(split(biggest))
         assign = lpt(balance, parts)
     return assign

@@ -200,20 +200,19 @@ def _smallest_k(problem: Problem, nodes: Sequence[Node]) -> int:
     topology = problem.topology
     need_c = sum(e.cpu for e in topology.executors)
     need_m = sum(e.memory_mb for e in topology.executors)
-    k_c = k_m = len(nodes)
-    total = 0.0
-    for i, cap in enumerate(sorted((n.cpu for n in nodes), reverse=True), start=1):
-        total += cap
-        if total + EPSILON >= need_c:
-            k_c = i
-            break
-    total = 0.0
-    for i, cap in enumerate(sorted((n.memory_mb for n in nodes), reverse=True), start=1):
-        total += cap
-        if total + EPSILON >= need_m:
-            k_m = i
-            break
+    k_c = _fewest_largest([n.cpu for n in nodes], need_c)
+    k_m = _fewest_largest([n.memory_mb for n in nodes], need_m)
     return max(1, k_c, k_m)
+
+
+def _fewest_largest(capacities: Sequence[float], need: float) -> int:
+    """How many of the largest ``capacities`` add up to ``need`` (all of them if none do)."""
+    total = 0.0
+    for count, capacity in enumerate(sorted(capacities, reverse=True), start=1):
+        total += capacity
+        if total + EPSILON >= need:
+            return count
+    return len(capacities)
 
 
 def _first_fit(graph: _Graph, nodes: Sequence[Node]) -> list[int] | None:

@@ -254,23 +254,17 @@ def single_task_failure(
     """Describe why one single task (Alg. 3) fits nowhere: CPU if no node has the CPU."""
     top = pool.top()
     if cpu > pool.cpu[top] + EPSILON:
-        return AllocationFailure(
-            algorithm,
-            component=component,
-            resource="cpu",
-            needed=cpu,
-            best_node=top,
-            best_available=pool.cpu[top],
-            unplaced=unplaced,
-        )
-    best = max(pool.mem, key=lambda n: (pool.mem[n], n))
+        resource, needed, best, available = "cpu", cpu, top, pool.cpu[top]
+    else:
+        best = max(pool.mem, key=lambda n: (pool.mem[n], n))
+        resource, needed, available = "memory", mem, pool.mem[best]
     return AllocationFailure(
         algorithm,
         component=component,
-        resource="memory",
-        needed=mem,
+        resource=resource,
+        needed=needed,
         best_node=best,
-        best_available=pool.mem[best],
+        best_available=available,
         unplaced=unplaced,
     )
 
