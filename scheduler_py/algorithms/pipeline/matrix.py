@@ -20,6 +20,10 @@ Storm components and nodes onto them. Section numbers "§" refer to the paper;
   A22).
 * :func:`analyse_pipeline` / :func:`slot_transfers` — Algorithm 3 (§III.B) and the
   many-to-one stall of §IV.A / Fig. 4-5 (``docs/algorithms/004-pipeline.md`` §2.7-2.8, A12, A15).
+
+One module of ~550 lines on purpose: Algorithms 1-3, the completion and the stall analysis
+share the t x N index conventions of :class:`Shape`, and the worked examples of the paper
+test them together (``tests/test_pipeline.py``).
 """
 
 from __future__ import annotations

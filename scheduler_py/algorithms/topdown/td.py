@@ -114,6 +114,9 @@ References:
     A. Chatzistergiou, S. D. Viglas, "Fast Heuristics for Near-Optimal Task Allocation in
     Data Stream Processing over Clusters", CIKM 2014, §3.2-§5; ``docs/algorithms/000-topdown.md``
     (§2.1-2.9).
+
+About 550 lines because this docstring lists every erratum the code implements (~120 lines);
+the grouping step lives in :mod:`scheduler_py.algorithms.topdown.td_groups`.
 """
 
 from __future__ import annotations
