@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduler_py.algorithms import registry
+from scheduler_py.algorithms.t3 import first_level, profile
 from scheduler_py.algorithms.t3 import plan as t3
 from scheduler_py.algorithms.t3.partition import cut_weight, kway
 from scheduler_py.bench import paper002_t3 as bench
@@ -69,7 +70,7 @@ def on(placement, node):
 
 def test_tc_a_group_pair_partitioning():
     topology = tc_a_topology()
-    assert t3.build_profile(topology).source == "measured"
+    assert profile.build_profile(topology).source == "measured"
     problem, placement = run(topology, [4, 2])
     assert on(placement, "n1") == ["A#0", "A#1", "B#0", "B#1"]  # A1 = {1,2}, B1 = {4,5}
     assert on(placement, "n2") == ["A#2", "B#2"]
@@ -78,20 +79,20 @@ def test_tc_a_group_pair_partitioning():
 
 
 def test_tc_a_pair_partition_unit():
-    graph = t3.SimplifiedGraph.of(t3.build_profile(tc_a_topology()))
+    graph = first_level.SimplifiedGraph.of(profile.build_profile(tc_a_topology()))
     a, b = graph.unassigned()
-    room = t3.Bin(Node("n", 4.0), 4.0, float("inf"), float("inf"))
-    assert t3.pair_partition(graph, a, b, room) == ["A#0", "A#1", "B#0", "B#1"]
+    room = first_level.Bin(Node("n", 4.0), 4.0, float("inf"), float("inf"))
+    assert first_level.pair_partition(graph, a, b, room) == ["A#0", "A#1", "B#0", "B#1"]
 
 
 # ---------------------------------------------------------------------------- TC-B
 
 
 def test_tc_b_single_group_partition_unit():
-    graph = t3.SimplifiedGraph.of(t3.build_profile(tc_a_topology()))
+    graph = first_level.SimplifiedGraph.of(profile.build_profile(tc_a_topology()))
     a, b = graph.unassigned()
-    room = t3.Bin(Node("n", 5.0), 2.0, float("inf"), float("inf"), tasks=list(a.tasks))
-    assert t3.single_partition(graph, b, room) == ["B#0", "B#1"]  # (1,4) then (1,5)
+    room = first_level.Bin(Node("n", 5.0), 2.0, float("inf"), float("inf"), tasks=list(a.tasks))
+    assert first_level.single_partition(graph, b, room) == ["B#0", "B#1"]  # (1,4) then (1,5)
 
 
 def test_tc_b_end_to_end():

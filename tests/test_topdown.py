@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from scheduler_py.algorithms import registry
 from scheduler_py.algorithms.topdown import groups as _groups
-from scheduler_py.algorithms.topdown import td as topdown
+from scheduler_py.algorithms.topdown import td_groups
 from scheduler_py.model.cost import imc_gain, violations
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
 from scheduler_py.model.types import Component, Edge, Node, Placement, Problem, Topology
@@ -251,7 +251,7 @@ def test_subgrouping_separates_a_hot_key():
         pair_traffic=traffic,
     )
     problem = Problem(tuple(Node(f"n{i}", 100) for i in range(3)), topology)
-    groups = topdown.build_groups(problem, 0.2)
+    groups = td_groups.build_groups(problem, 0.2)
     assert groups.subgrouped and groups.size == [4, 1, 3]
     assert groups.edges == [(0, 1, 80.0), (0, 2, 12.0)]
     with_sub = registry.run("td", problem)
@@ -270,7 +270,7 @@ def test_skewed_costs_without_bucketing_are_costed_exactly():
         executor_cpu=cpu,
     )
     problem = Problem((Node("n0", 60), Node("n1", 60)), topology)
-    groups = topdown.build_groups(problem, 0.0)
+    groups = td_groups.build_groups(problem, 0.0)
     assert groups.cpu_t == [None, None] and groups.cpu_pre[0] == [0.0, 45.0, 50.0, 55.0]
     check_complete(problem, registry.run("td", problem, {"subgroup_margin": 0.0}))
 

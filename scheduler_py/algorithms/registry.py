@@ -1,23 +1,25 @@
 """The algorithm registry: every placement algorithm is a pure function registered by name.
 
-An algorithm module exposes ``plan(problem, **params) -> Placement`` and registers it::
+An algorithm module exposes ``plan(problem, *, budget=UNLIMITED, **params) -> Placement``
+and registers it::
 
     @register("td", paper="000 §4, Alg. 4-5", summary="...", params={"key": ("rs", "...")})
-    def plan(problem: Problem, *, key: str = "rs") -> Placement: ...
+    def plan(problem: Problem, *, key: str = "rs", budget: Budget = UNLIMITED) -> Placement: ...
 
-:func:`run` is the single entry point callers use: it checks the parameters, times the
-call, and verifies the result with the shared cost module so that no algorithm can hand
-an incomplete or over-capacity placement to Storm.
+:func:`run` is the single entry point callers use: it checks the parameters (converted by
+:func:`scheduler_py.config.coerce`), passes the time budget, times the call, and verifies
+the result with the shared cost module so that no algorithm can hand an incomplete or
+over-capacity placement to Storm.
 """
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from scheduler_py.config import ConfigValueError, coerce
 from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import check_feasible
 from scheduler_py.model.cost import violations
@@ -85,28 +87,11 @@ def coerce_params(info: AlgorithmInfo, params: Mapping[str, Any] | None) -> dict
                 f"expected one of: {', '.join(info.params) or '(none)'}"
             )
         default = info.params[key][0]
-        result[key] = _coerce(info.name, key, value, default)
+        try:
+            result[key] = coerce(f"algorithm {info.name!r}: parameter {key!r}", value, default)
+        except ConfigValueError as error:
+            raise SchedulingError(str(error)) from error
     return result
-
-
-def _coerce(algorithm: str, key: str, value: Any, default: Any) -> Any:
-    if default is None or value is None or isinstance(value, type(default)):
-        return value
-    try:
-        if isinstance(default, bool):
-            if isinstance(value, str):
-                if value.lower() in ("true", "1", "yes", "on"):
-                    return True
-                if value.lower() in ("false", "0", "no", "off"):
-                    return False
-                raise ValueError(value)
-            return bool(value)
-        return type(default)(value)
-    except (TypeError, ValueError) as error:
-        raise SchedulingError(
-            f"algorithm {algorithm!r}: parameter {key!r} expects a "
-            f"{type(default).__name__}, found {value!r}"
-        ) from error
 
 
 def run(
@@ -126,9 +111,7 @@ def run(
     kwargs = coerce_params(info, params)
     check_feasible(problem)
     started = time.perf_counter()
-    if "budget" in inspect.signature(info.plan).parameters:
-        kwargs["budget"] = budget
-    placement = info.plan(problem, **kwargs)
+    placement = info.plan(problem, budget=budget, **kwargs)
     seconds = time.perf_counter() - started
     problems = violations(problem, placement)
     if problems:

@@ -1,5 +1,5 @@
-"""Baselines and helpers of paper 001's evaluation (notes ``docs/001_albic.md`` §2.6), on the
-integer instance of :mod:`._albic_milp`:
+"""Baselines and helpers of paper 001's evaluation (``docs/algorithms/001-albic.md`` §2.6), on the
+integer instance of :mod:`scheduler_py.algorithms.albic.milp`:
 
 * :func:`flux` — Flux (Shah et al., ICDE'03) as the paper uses it: nodes sorted by load,
   the biggest *suitable* key group moved from the 1st to the last node, the 2nd to the
@@ -217,25 +217,24 @@ def cola(
             else:
                 out.append(part)
         parts = out
-    while len(parts) < active:
+
+    def split_biggest() -> bool:
+        """Split the heaviest part of two or more items; false when every part is single."""
         biggest = max(
             (p for p in parts if len(p) > 1), key=lambda p: balance.load[p].sum(), default=None
         )
         if biggest is None:
-            break
+            return False
         parts.remove(biggest)
         parts.extend(split(biggest))
+        return True
+
+    while len(parts) < active and split_biggest():
+        pass
     assign = lpt(balance, parts)
     for _ in range(max_rounds):
         ld = load_distance(node_load(assign, balance.load, N), balance.cap, balance.removing)
-        if ld <= max_ld:
+        if ld <= max_ld or not split_biggest():
             break
-        biggest = max(
-            (p for p in parts if len(p) > 1), key=lambda p: balance.load[p].sum(), default=None
-        )
-        if biggest is None:
-            break
-        parts.remove(biggest)
-        parts.extend(split(biggest))
         assign = lpt(balance, parts)
     return assign

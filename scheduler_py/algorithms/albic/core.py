@@ -1,20 +1,21 @@
 """ALBIC (paper 001 §4.3.2, "Autonomic Load Balancing with Integrated Collocation") and the
-guarded pure MILP (§4.3.1) on the integer instance of :mod:`._albic_milp`.
+guarded pure MILP (§4.3.1) on the integer instance of :mod:`scheduler_py.algorithms.albic.milp`.
 
 One call is one adaptation round of Algorithm 1 (lines 4-8; the scaling decision is the
-caller's, the paper gives no rule). Steps (notes ``docs/001_albic.md`` §2.5):
+caller's, the paper gives no rule). Steps (``docs/algorithms/001-albic.md`` §2.5):
 
 1. **Scores**: pair (g, g') with g sending to g' is a candidate iff
    O[g,g'] > sf · O[g] / D[g] (D[g] = key groups of g's downstream operators).
 2. **Maintain collocation**: candidate pairs *currently* on one node (interpretation A,
-   notes §5-7) are merged into sets (union-find); a set whose migration cost exceeds the
-   budget or whose load exceeds maxPL is split by balanced min-cut partitioning (METIS,
-   vertex weight max(c/budget, L/maxPL), notes §5-8), recursively.
+   ``docs/algorithms/001-albic.md`` §5 item 7) are merged into sets (connected components);
+   a set whose migration cost exceeds the budget or whose load exceeds maxPL is split by
+   balanced min-cut partitioning (METIS,
+   vertex weight max(c/budget, L/maxPL), ``docs/algorithms/001-albic.md`` §5 item 8), recursively.
 3. **Improve collocation**: the not-yet-collocated candidate pair with the largest rate
    (random tie-break) is forced onto one node: the less-loaded of the two nodes (Cases 1
    and 3) or the node of the member that is in a set (Case 2); never a node marked for
    removal, and pairs whose forced move cannot fit the budget or the node are skipped
-   (our additions, notes §5-13).
+   (our additions, ``docs/algorithms/001-albic.md`` §5 item 13).
 4. **Solve** the partition-level MILP with ε ≤ maxLD; on failure lower maxPL by δ and
    repeat; at maxPL = 0 every key group is its own item and the pure MILP is solved.
 
@@ -29,11 +30,12 @@ import math
 import random
 from dataclasses import dataclass, field
 
+import networkx as nx
 import numpy as np
 
 from scheduler_py.algorithms.albic import milp as mm
+from scheduler_py.algorithms.albic.anytime import better, solve_anytime
 from scheduler_py.algorithms.albic.baselines import flux, metis_parts
-from scheduler_py.algorithms.albic.milp import better
 from scheduler_py.model.types import EPSILON
 
 
@@ -91,23 +93,13 @@ def candidate_pairs(kg: KeyGroups, sf: float) -> dict[tuple[int, int], float]:
     }
 
 
-def _union_find_sets(n: int, pairs) -> list[list[int]]:
-    parent = list(range(n))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in pairs:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    groups: dict[int, list[int]] = {}
-    for x in range(n):
-        groups.setdefault(find(x), []).append(x)
-    return [g for g in groups.values() if len(g) > 1]
+def _collocated_sets(n: int, pairs) -> list[list[int]]:
+    """The connected components (of two or more key groups) of the collocated pairs, each
+    sorted, ordered by their smallest member."""
+    graph = nx.Graph()
+    graph.add_nodes_from(range(n))
+    graph.add_edges_from(pairs)
+    return sorted(sorted(c) for c in nx.connected_components(graph) if len(c) > 1)
 
 
 def split_set(
@@ -277,7 +269,7 @@ def pure_milp(kg: KeyGroups, params: AlbicParams) -> RoundResult:
         ):
             seed_assign, seed_name = fx, "flux"
     bound = mm.assignment_ld(b, seed_assign) if seed_assign is not None else float("inf")
-    res = mm.solve_anytime(
+    res = solve_anytime(
         b,
         eps_ub=bound,
         time_limit=params.time_limit,
@@ -334,7 +326,7 @@ def albic_round(kg: KeyGroups, params: AlbicParams) -> RoundResult:
     ]
     rng.shuffle(todo)
     todo.sort(key=lambda item: -item[1])
-    sets = _union_find_sets(b.n_items, existing)
+    sets = _collocated_sets(b.n_items, existing)
     in_set = np.zeros(b.n_items, dtype=bool)
     for s in sets:
         in_set[s] = True
@@ -368,7 +360,7 @@ def albic_round(kg: KeyGroups, params: AlbicParams) -> RoundResult:
         bound = params.max_ld
         if start is not None:
             bound = min(bound, mm.assignment_ld(items, start))
-        res = mm.solve_anytime(
+        res = solve_anytime(
             items,
             fixed=fixed,
             eps_ub=bound,

@@ -1,15 +1,15 @@
 """ALBIC and the load-balancing MILP (paper 001: K. G. S. Madsen, Y. Zhou, J. Cao,
 "Integrative Dynamic Reconfiguration in a Parallel Stream Processing Engine",
-arXiv 1602.03770, 2016, §4.3; notes ``docs/001_albic.md``).
+arXiv 1602.03770, 2016, §4.3; ``docs/algorithms/001-albic.md``).
 
 One call is one adaptation round of the integrative framework (Algorithm 1, lines 1-8):
 the controller (our service) calls it once per statistics period with the measured
 per-executor load (``Topology.executor_cpu``) and pair traffic (``Topology.pair_traffic``)
 and the deployed placement (``Problem.current``). The maths lives in
-:mod:`._albic_milp` (the MILP), :mod:`._albic_core` (ALBIC Steps 1-4) and
-:mod:`._albic_baselines` (Flux, COLA, LPT, METIS splits).
+:mod:`.milp` (the MILP), :mod:`.anytime` (solving it within a time limit), :mod:`.core`
+(ALBIC Steps 1-4) and :mod:`.baselines` (Flux, COLA, LPT, METIS splits).
 
-Mapping onto Storm (notes §6.1):
+Mapping onto Storm (``docs/algorithms/001-albic.md`` §6.1):
 
 * **key group = executor** (set parallelism = numTasks so that fields grouping makes each
   executor one hash partition); every executor, system ones included, is an item;
@@ -21,8 +21,9 @@ Mapping onto Storm (notes §6.1):
   resource, and CPU/memory capacities, are hard constraints (§4.3.1 multi-dimensional);
 * **migration cost** c_g = 1 per moved executor (the count budget the paper uses against
   Flux, ``max_migrations``); in Storm each move restarts the source and destination
-  workers (notes §6.3-2), so the report counts ``moves`` and ``restarts`` (workers whose
-  executor set changed) and ``max_restarts`` optionally bounds restarted workers;
+  workers (``docs/algorithms/001-albic.md`` §6.3 item 2), so the report counts ``moves`` and
+  ``restarts`` (workers whose executor set changed) and ``max_restarts`` optionally bounds restarted
+  workers;
 * **scale-in**: ``remove_nodes`` lists the node ids marked for removal (R); they only
   drain (Lemma 1, enforced) and the report names nodes already empty (``released_nodes``,
   Algorithm 1 lines 1-3); **scale-out**: nodes of the problem that hold nothing are part
@@ -36,7 +37,7 @@ with 0 moves and 0 restarts.
 
 Deviations from the printed paper (for the README's table):
 
-* the MILP's algebra is the notes' reconstruction (the math was lost in our copy);
+* the MILP's algebra is our reconstruction (the math was lost in our copy);
   heterogeneous loads are percentages of each node's capacity;
 * HiGHS (scipy) instead of CPLEX, with a time limit per solve and no warm start: every
   solve without a forced pair is bounded by, and falls back to, the admissible "no move",
@@ -50,11 +51,11 @@ Deviations from the printed paper (for the README's table):
   progress floor ``drain_min`` (default 1 key group leaves R per round, so R empties
   within as many rounds as it held key groups; "no move" is then the current allocation
   plus a greedy drain);
-* lost parameters take the notes' substitutes: sf = 2, maxLD = 10 pp, δ = 5 pp
+* lost parameters take our substitutes: sf = 2, maxLD = 10 pp, δ = 5 pp
   (maxPL₀ = 25 % is the paper's);
-* collocated pairs are the candidates currently on one node (notes §5-7, interpretation A);
-  Step 3 never targets a node in R and skips pairs whose forced move breaks the budget or
-  capacity; a partition may cost up to the whole budget (≤, not <);
+* collocated pairs are the candidates currently on one node (``docs/algorithms/001-albic.md`` §5
+  item 7, interpretation A); Step 3 never targets a node in R and skips pairs whose forced move
+  breaks the budget or capacity; a partition may cost up to the whole budget (≤, not <);
 * a current allocation over capacity is repaired beyond the budget (reported);
 * ``min_gain``, ``max_restarts``, ``flux_seed`` and the scaling hint are our additions.
 """
@@ -167,9 +168,9 @@ def build_instance(
 
 def restarted_workers(old: Placement | None, new: Placement) -> list[tuple[str, int]]:
     """Workers (node, logical index) of ``new`` that Storm (re)starts: a worker whose
-    executor set changed, or a new one (notes §6.3-2: ``Slot`` kills a worker whose
-    assignment changed). Workers that ``new`` no longer uses are stopped, not counted: the
-    rule of :func:`scheduler_py.model.slots.restarted_workers`, here on logical workers
+    executor set changed, or a new one (``docs/algorithms/001-albic.md`` §6.3 item 2: ``Slot`` kills
+    a worker whose assignment changed). Workers that ``new`` no longer uses are stopped, not
+    counted: the rule of :func:`scheduler_py.model.slots.restarted_workers`, here on logical workers
     (the slot mapping keeps every unchanged worker in its port)."""
     if old is None:
         return []
@@ -349,7 +350,8 @@ def _workers(current: Placement | None, node_of: dict[str, str]) -> dict[str, in
 
 
 def collocation_factor(problem: Problem, node_of) -> float | None:
-    """CF (notes §5-6): % of the measured traffic between executors on one node, scored by
+    """CF (``docs/algorithms/001-albic.md`` §5 item 6): % of the measured traffic between executors
+    on one node, scored by
     the shared cost module."""
     total = total_traffic(problem.topology)
     if total <= 0:

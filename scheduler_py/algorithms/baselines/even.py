@@ -23,6 +23,7 @@ fresh-topology assignment (the service only asks for a plan when one is needed).
 from __future__ import annotations
 
 from scheduler_py.algorithms.registry import register
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.types import Placement, Problem
 
 
@@ -46,7 +47,7 @@ def interleaved_slots(problem: Problem) -> list[tuple[str, int]]:
     summary="Storm's default: round-robin over topology.workers slots interleaved across "
     "supervisors; ignores traffic and resources.",
 )
-def plan(problem: Problem) -> Placement:
+def plan(problem: Problem, *, budget: Budget = UNLIMITED) -> Placement:
     topology = problem.topology
     slots = interleaved_slots(problem)
     used = slots[: max(1, min(topology.workers, len(slots)))]

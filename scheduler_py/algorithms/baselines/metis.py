@@ -33,7 +33,7 @@ broken by a fixed order.
 
 References: G. Karypis and V. Kumar, "A Fast and High Quality Multilevel Scheme for
 Partitioning Irregular Graphs", SIAM J. Sci. Comput. 20(1), 1998; used as the baseline of
-traffic-aware Storm schedulers (e.g. T3-Scheduler, notes 002).
+traffic-aware Storm schedulers (e.g. T3-Scheduler, paper 002 §6).
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from functools import cached_property
 
 from scheduler_py.algorithms.partition import part_graph
 from scheduler_py.algorithms.registry import register
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import check_feasible, usable_nodes
 from scheduler_py.model.cost import imc_gain
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
@@ -199,20 +200,19 @@ def _smallest_k(problem: Problem, nodes: Sequence[Node]) -> int:
     topology = problem.topology
     need_c = sum(e.cpu for e in topology.executors)
     need_m = sum(e.memory_mb for e in topology.executors)
-    k_c = k_m = len(nodes)
-    total = 0.0
-    for i, cap in enumerate(sorted((n.cpu for n in nodes), reverse=True), start=1):
-        total += cap
-        if total + EPSILON >= need_c:
-            k_c = i
-            break
-    total = 0.0
-    for i, cap in enumerate(sorted((n.memory_mb for n in nodes), reverse=True), start=1):
-        total += cap
-        if total + EPSILON >= need_m:
-            k_m = i
-            break
+    k_c = _fewest_largest([n.cpu for n in nodes], need_c)
+    k_m = _fewest_largest([n.memory_mb for n in nodes], need_m)
     return max(1, k_c, k_m)
+
+
+def _fewest_largest(capacities: Sequence[float], need: float) -> int:
+    """How many of the largest ``capacities`` add up to ``need`` (all of them if none do)."""
+    total = 0.0
+    for count, capacity in enumerate(sorted(capacities, reverse=True), start=1):
+        total += capacity
+        if total + EPSILON >= need:
+            return count
+    return len(capacities)
 
 
 def _first_fit(graph: _Graph, nodes: Sequence[Node]) -> list[int] | None:
@@ -251,6 +251,7 @@ def plan(
     max_tries: int = 8,
     scheme: str = "recursive",
     seed: int = 0,
+    budget: Budget = UNLIMITED,
 ) -> Placement:
     """Partition the executor graph with METIS and repair the parts to fit the nodes.
 

@@ -3,11 +3,11 @@
 
 What is implemented, and from where. The DEBS paper describes a greedy, two-phase,
 traffic-driven placement recomputed at run time from measured executor-pair traffic and
-executor CPU load; T3's paper (002 §2, §6) and its notes (002 §6.2) summarise it as "sort the
-communicating executor pairs by traffic, descending, and put each pair on the least loaded
+executor CPU load; T3's paper (002 §2, §6) and ``docs/algorithms/baselines.md`` summarise it as
+"sort the communicating executor pairs by traffic, descending, and put each pair on the least loaded
 node that can take it". The details below follow the authors' public code
 (``leonardoaniello/storm-adaptive-schedulers``, ``OnlineScheduler.computeBestScheduling``,
-``Topology``, ``Slot``, ``NodeManager``), read through the notes' code index:
+``Topology``, ``Slot``, ``NodeManager``), as summarised in ``docs/algorithms/baselines.md``:
 
 * **Phase 1, executors → k worker slots** (k = ``topology.workers``): executor pairs by
   descending traffic. Neither executor placed → both into the least loaded slot that can
@@ -55,7 +55,7 @@ Deviations (ours):
 References
 ----------
 L. Aniello, R. Baldoni, L. Querzoni, "Adaptive online scheduling in Storm", DEBS 2013,
-§4.3 (online scheduler). Notes ``002_t3.md`` §6.2 (OLS monitoring and plan), §4 (OLS as
+§4.3 (online scheduler). ``docs/algorithms/baselines.md`` §"online"; paper 002 §6 (OLS as
 T3's baseline).
 """
 
@@ -66,6 +66,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from scheduler_py.algorithms.registry import register
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import check_feasible, usable_nodes
 from scheduler_py.model.cost import evaluate, violations
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
@@ -272,6 +273,7 @@ def plan(
     load_cap: float = 1.0,
     min_improvement: float = 0.0,
     normalise_speed: bool = False,
+    budget: Budget = UNLIMITED,
 ) -> Placement:
     """Place ``problem.topology`` with Aniello et al.'s online scheduler.
 

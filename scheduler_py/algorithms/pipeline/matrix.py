@@ -1,21 +1,29 @@
 """The integer core of paper 004 (Tantalaki et al., IEEE Access 2020): the t x N matrix scheme.
 
 Everything here works on component *IDs* 0..N-1 (real components 0..n-1 numbered in
-stage order, dummy components n..N-1) and node *indices* 0..N-1; :mod:`pipeline` maps
-Storm components and nodes onto them. Section numbers "§" refer to the paper, "notes"
-to ``docs/004_pipeline.md``.
+stage order, dummy components n..N-1) and node *indices* 0..N-1; :mod:`.plan` maps
+Storm components and nodes onto them. Section numbers "§" refer to the paper;
+``docs/algorithms/004-pipeline.md`` is our account of it.
 
 * :func:`algorithm1` — Algorithm 1 (§III.A, proof of Prop. 1): Eq. 4 -> Eq. 6 -> Eq. 10
-  -> Eq. 11, with the typos of the printed pseudo-code fixed (notes A1: divide by ``t``,
-  ``N' = N/G``); :func:`closed_form` is the CRT form of the result (notes §2.2).
+  -> Eq. 11, with the typos of the printed pseudo-code fixed
+  (``docs/algorithms/004-pipeline.md`` A1: divide by ``t``, ``N' = N/G``);
+  :func:`closed_form` is the CRT form of the result (``docs/algorithms/004-pipeline.md`` §2.2).
 * :func:`refine` — Algorithm 2 (§III.A, Prop. 2), ``faithful`` (static ``M'``/``R^-``, a
-  shared ``k``) or ``robust`` (live groups; notes §2.4) mode. "GoTo Line 3" abandons the
-  current pair and resets the swap counter (notes A8).
-* :func:`complete_schedule` — §III.B: the N' - t' added block rows (notes §2.5), giving
-  the N x N Latin-square step matrix S; for t >= N the first N rows (notes A9).
-* :func:`task_positions` — the row-order placement rule (notes §2.6, A22).
+  shared ``k``) or ``robust`` (live groups; ``docs/algorithms/004-pipeline.md`` §2.4) mode. "GoTo
+  Line 3" abandons the current pair and resets the swap counter (``docs/algorithms/004-pipeline.md``
+  A8).
+* :func:`complete_schedule` — §III.B: the N' - t' added block rows
+  (``docs/algorithms/004-pipeline.md`` §2.5), giving the N x N Latin-square step matrix S; for t >=
+  N the first N rows (``docs/algorithms/004-pipeline.md`` A9).
+* :func:`task_positions` — the row-order placement rule (``docs/algorithms/004-pipeline.md`` §2.6,
+  A22).
 * :func:`analyse_pipeline` / :func:`slot_transfers` — Algorithm 3 (§III.B) and the
-  many-to-one stall of §IV.A / Fig. 4-5 (notes §2.7-2.8, A12, A15).
+  many-to-one stall of §IV.A / Fig. 4-5 (``docs/algorithms/004-pipeline.md`` §2.7-2.8, A12, A15).
+
+One module of ~550 lines on purpose: Algorithms 1-3, the completion and the stall analysis
+share the t x N index conventions of :class:`Shape`, and the worked examples of the paper
+test them together (``tests/test_pipeline.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from math import gcd
 
+import networkx as nx
 import numpy as np
 
 Matrix = np.ndarray
@@ -120,7 +129,8 @@ def algorithm1(shape: Shape) -> Matrix:
 
 
 def closed_form(shape: Shape) -> Matrix:
-    """Notes §2.2: M'_inter[rho G + r'][c G + c'] = ((r' - c') mod G) N' + b(rho, c), where
+    """``docs/algorithms/004-pipeline.md`` §2.2: M'_inter[rho G + r'][c G + c'] = ((r' - c') mod G)
+    N' + b(rho, c), where
     b = floor(x / t') and x in [0, t'N') solves x = c (mod N'), x = rho (mod t') (CRT)."""
     G, t1, N1 = shape.G, shape.t1, shape.N1
     base = np.empty((t1, N1), dtype=int)
@@ -198,15 +208,16 @@ def refine(
 
     ``faithful``: static M' and R^- computed once from M'_inter, ``k`` shared by all
     sources of one ``check_swap`` call (the printed pseudo-code; it may pick a victim that
-    already left the group, notes §2.4). A victim index past the end of R^- or a no-op
-    swap is skipped without spending budget (the pseudo-code would index out of range).
+    already left the group, ``docs/algorithms/004-pipeline.md`` §2.4). A victim index past the end
+    of R^- or a no-op swap is skipped without spending budget (the pseudo-code would index out of
+    range).
 
-    ``robust``: the notes' robust mode — the loop order, budget and abort rule are the
+    ``robust``: our robust mode — the loop order, budget and abort rule are the
     paper's, but groups are kept up to date after every swap and the victim is the
     highest-ID member of group i, other than the source, with no edge to any other member
     of group i. Our addition: a swap that would increase the number of inter-node
     communicating task pairs is refused and spends no budget, so refinement never makes
-    locality worse (the notes measured 1 such case in 410 without the guard).
+    locality worse (we measured 1 such case in 410 without the guard).
     """
     if mode not in ("robust", "faithful"):
         raise ValueError(f"refinement mode must be 'robust' or 'faithful', got {mode!r}")
@@ -308,7 +319,8 @@ def refine(
 
 def complete_schedule(fin: Matrix, shape: Shape) -> Matrix:
     """The N x N step matrix S (§III.B). For t < N, block rows t'..N'-1 are added with
-    block (rho, c) = block (0, (c - rho) mod N') of M'_fin (notes §2.5, reproduces both
+    block (rho, c) = block (0, (c - rho) mod N') of M'_fin (``docs/algorithms/004-pipeline.md``
+    §2.5, reproduces both
     worked examples); for t >= N the first N rows of M'_fin (rows repeat with period N)."""
     G, N1, N = shape.G, shape.N1, shape.N
     if shape.t >= N:
@@ -323,30 +335,31 @@ def complete_schedule(fin: Matrix, shape: Shape) -> Matrix:
 
 
 def task_positions(fin: Matrix, parallelism: Sequence[int]) -> list[list[int]]:
-    """Row-order rule (notes §2.6): the k-th task of v runs on the column holding v in row k."""
+    """Row-order rule (``docs/algorithms/004-pipeline.md`` §2.6): the k-th task of v runs on the
+    column holding v in row k."""
     columns = np.argsort(fin, axis=1)
     return [[int(columns[k][v]) for k in range(p)] for v, p in enumerate(parallelism)]
 
 
 def stage_levels(n: int, edges: Iterable[tuple[int, int]]) -> list[int]:
-    """Longest-path level of every ID from the sources (notes §1.4: stage of (u, v) is
-    level(u)); IDs on a cycle keep the level reached before the cycle closes."""
-    edges = list(edges)
-    level = [0] * n
-    for _ in range(n):
-        changed = False
-        for u, v in edges:
-            if level[v] < level[u] + 1 and level[u] + 1 < n:
-                level[v] = level[u] + 1
-                changed = True
-        if not changed:
-            break
-    return level
+    """Longest-path level of every ID from the sources (paper 004 §II.B: the stage of an edge
+    (u, v) is level(u)); the IDs of a cycle share one level, that of the cycle as a whole
+    (``docs/algorithms/004-pipeline.md`` §2.1)."""
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(n))
+    graph.add_edges_from((u, v) for u, v in edges if u != v)
+    blocks = nx.condensation(graph)
+    level: dict[int, int] = {}
+    for block in nx.topological_sort(blocks):
+        level[block] = max((level[p] + 1 for p in blocks.predecessors(block)), default=0)
+    mapping = blocks.graph["mapping"]
+    return [level[mapping[v]] for v in range(n)]
 
 
 @dataclass(frozen=True)
 class PipelineStats:
-    """Steady-state quantities of one period (P slots) of Algorithm 3 (notes §5.1 E1)."""
+    """Steady-state quantities of one period (P slots) of Algorithm 3
+    (``docs/algorithms/004-pipeline.md`` §5.1 E1)."""
 
     stages: int
     period: int
@@ -359,7 +372,7 @@ class PipelineStats:
     stall_slots_per_period: int
     """Slots after which a pipeline stall is inserted."""
     stall_h_per_period: int
-    """Total stall length per period in units of h (the notes' "stall per period")."""
+    """Total stall length per period in units of h (``docs/algorithms/004-pipeline.md`` §2.8)."""
     max_fan_in: int
 
 
@@ -380,8 +393,8 @@ def analyse_pipeline(
 
     In slot delta stage l executes step (delta - l) mod P; for every edge (u, v) of stage
     level(u) every u-task on node j sends one part to every v-task on node S[p][j]. A task
-    receiving m > 1 parts in a slot (over all stages, notes A12) causes a stall of
-    (m - 1) h; the slot's stall is the maximum over tasks (A15). ``schedules`` and
+    receiving m > 1 parts in a slot (over all stages, ``docs/algorithms/004-pipeline.md`` A12)
+    causes a stall of (m - 1) h; the slot's stall is the maximum over tasks (A15). ``schedules`` and
     ``edge_schedule`` let stacked plans (n > N) use one S per chunk.
     """
     P = schedule.shape[0]
@@ -457,7 +470,8 @@ def slot_transfers(
 
 
 def smallest_padding(t: int, N: int) -> int:
-    """Notes A10 (the paper's Conclusions): the smallest t~ >= t with gcd(t~, N) > 1."""
+    """``docs/algorithms/004-pipeline.md`` A10 (the paper's Conclusions): the smallest t~ >= t with
+    gcd(t~, N) > 1."""
     if N == 1:
         return t
     padded = t
@@ -467,7 +481,7 @@ def smallest_padding(t: int, N: int) -> int:
 
 
 # ---------------------------------------------------------------------------------------
-# The whole scheme for one set of at most N components (the notes' Appendix-A ``plan``)
+# The whole scheme for one set of at most N components (``docs/algorithms/004-pipeline.md`` §7.3)
 
 
 @dataclass(frozen=True)
@@ -502,12 +516,16 @@ def plan_matrix(
 ) -> MatrixPlan:
     """Plan ``n = len(parallelism) <= N`` real components (IDs in stage order) on N nodes.
 
-    ``refinement`` is ``robust`` | ``faithful`` | ``off``; ``pad_g1`` applies notes A10
-    (smallest t~ > t with gcd(t~, N) > 1; a no-op for N = 1).
+    ``refinement`` is ``robust`` | ``faithful`` | ``off``; ``pad_g1`` applies
+    ``docs/algorithms/004-pipeline.md`` A10 (smallest t~ > t with gcd(t~, N) > 1; a no-op for N =
+    1).
     """
     n = len(parallelism)
     if n > N:
-        raise ValueError(f"{n} components need at least {n} nodes, got N={N} (notes §7.6)")
+        raise ValueError(
+            f"{n} components need at least {n} nodes, got N={N} "
+            "(docs/algorithms/004-pipeline.md §7.6)"
+        )
     if n == 0 or min(parallelism) < 1:
         raise ValueError("every component needs parallelism >= 1")
     t = max(parallelism)
@@ -526,7 +544,8 @@ def plan_matrix(
 
 
 def round_robin_positions(parallelism: Sequence[int], N: int) -> list[list[int]]:
-    """The paper's idealised default scheduler (Eq. 2 without padding, notes A19 / E1
+    """The paper's idealised default scheduler (Eq. 2 without padding,
+    ``docs/algorithms/004-pipeline.md`` A19 / E1
     "RR(Storm)"): executor number i, counted over components in ID order, goes to i mod N."""
     out, i = [], 0
     for p in parallelism:
@@ -536,7 +555,8 @@ def round_robin_positions(parallelism: Sequence[int], N: int) -> list[list[int]]
 
 
 def shuffle_distance(positions: Sequence[Sequence[int]], edges: Sequence[tuple[int, int]]) -> float:
-    """Notes §5.1 D: mean |node index difference| per tuple under shuffle grouping, every
+    """``docs/algorithms/004-pipeline.md`` §5.1 D: mean |node index difference| per tuple under
+    shuffle grouping, every
     edge weighted 1 and spread uniformly over its p_u x p_v task pairs."""
     if not edges:
         return 0.0

@@ -3,41 +3,46 @@ Katsavounis, "Pipeline-Based Linear Scheduling of Big Data Streams in the Cloud"
 IEEE Access 8, 2020).
 
 A *static*, topology-only scheme: it reads the component DAG and the parallelisms, never
-CPU, memory or traffic. The matrix algorithms live in :mod:`._pipeline_matrix`; this
+CPU, memory or traffic. The matrix algorithms live in :mod:`.matrix`; this
 module maps a :class:`~scheduler_py.model.types.Problem` onto them and back:
 
-1. **Components** (§II.B, notes §2.1/A23): user components numbered 0..n-1 by stage level
-   (longest path from the sources), spouts first, ties by id; executor k of v is the
-   model's executor ``v#k``; system components (``__acker`` ...) are outside the matrix.
-2. **Nodes** (notes §7.3): nodes with a free slot, ordered by ``node_order`` (default
-   rack then id, so index distance stands in for the paper's proximity); ``node_unit =
-   slot`` makes every worker slot a matrix node (notes §7.6 (a)), neighbours sharing a host.
+1. **Components** (§II.B, ``docs/algorithms/004-pipeline.md`` §2.1/A23): user components numbered
+   0..n-1 by stage level (longest path from the sources), spouts first, ties by id; executor k of v
+   is the model's executor ``v#k``; system components (``__acker`` ...) are outside the matrix.
+2. **Nodes** (``docs/algorithms/004-pipeline.md`` §7.3): nodes with a free slot, ordered by
+   ``node_order`` (default rack then id, so index distance stands in for the paper's proximity);
+   ``node_unit = slot`` makes every worker slot a matrix node (``docs/algorithms/004-pipeline.md``
+   §7.6 (a)), neighbours sharing a host.
 3. **Plan**: t = max p_v; Algorithm 1 (§III.A, Eqs. 4, 6, 10, 11); Algorithm 2
    (``refinement``); completion to the N x N step matrix S (§III.B); row-order
-   placement rule (notes §2.6).
-4. **Output**: one worker per used node (notes §7.3 step 6); system executors dealt
-   round-robin over the used workers (or over the spouts' workers).
+   placement rule (``docs/algorithms/004-pipeline.md`` §2.6).
+4. **Output**: one worker per used node (``docs/algorithms/004-pipeline.md`` §7.3 step 6); system
+   executors dealt round-robin over the used workers (or over the spouts' workers).
 
 ``Problem.current`` is ignored: the scheme is static and deterministic given (DAG,
 parallelism, ordered nodes), so re-planning an unchanged problem reproduces the same
-placement; when to re-plan after a node change is the service's decision (notes §7.4).
+placement; when to re-plan after a node change is the service's decision
+(``docs/algorithms/004-pipeline.md`` §7.4).
 
 The placement is what Storm can enforce. Algorithm 3's timetable (stage l runs step
 (delta - l) mod P in slot delta, node j sending to S[p][j]) needs a custom stream grouping
-(notes §7.5), so it is only exposed in ``Placement.report`` with its steady-state
-statistics: per-node load, intra-node share, steps with no traffic and stalls.
+(``docs/algorithms/004-pipeline.md`` §7.5), so it is only exposed in ``Placement.report`` with its
+steady-state statistics: per-node load, intra-node share, steps with no traffic and stalls.
 
 Deviations from the printed paper (each also listed in the README's table):
 
-* typos of Algorithm 1 fixed (divide by t; N' = N/G; notes A1); Eq. 10/11 directions as
-  in notes A3/A4; Algorithm 2's "GoTo Line 3" = abandon the pair and reset the counter
-  (A8); the Bitmap is directed, R^- counts edges in either direction;
+* typos of Algorithm 1 fixed (divide by t; N' = N/G; ``docs/algorithms/004-pipeline.md`` A1); Eq.
+  10/11 directions as in ``docs/algorithms/004-pipeline.md`` A3/A4; Algorithm 2's "GoTo Line 3" =
+  abandon the pair and reset the counter (A8); the Bitmap is directed, R^- counts edges in either
+  direction;
 * ``refinement = robust`` (default) keeps groups live and refuses a swap that would add
   inter-node task pairs (our guard); ``faithful`` is the literal static-list version;
 * G = 1 (not handled by the paper's algorithms): t padded to the smallest t~ with
-  gcd(t~, N) > 1 (the Conclusions' remedy, notes A10), or ``g1_fix = drop_node`` uses the
-  largest N~ < N with gcd(t, N~) > 1, or ``none`` keeps G = 1 (no refinement possible);
-* t > N (not discussed): placement uses all t rows, S = the first N rows (notes A9);
+  gcd(t~, N) > 1 (the Conclusions' remedy, ``docs/algorithms/004-pipeline.md`` A10), or ``g1_fix =
+  drop_node`` uses the largest N~ < N with gcd(t, N~) > 1, or ``none`` keeps G = 1 (no refinement
+  possible);
+* t > N (not discussed): placement uses all t rows, S = the first N rows
+  (``docs/algorithms/004-pipeline.md`` A9);
 * n > N (not handled): ``overflow = stack`` splits the components, in stage order, into
   ceil(n/N) chunks of near-equal size, each with its own t x N plan and S; an edge uses
   the S of its source's chunk; ``overflow = slots`` first retries with slots as nodes;
@@ -45,9 +50,10 @@ Deviations from the printed paper (each also listed in the README's table):
   node lacks CPU/memory to the nearest node index that has it, and lists every such
   deviation in the report; ``strict`` raises :class:`InfeasibleError` instead;
 * stall accounting over all stages of a slot, stage of an edge = longest-path level of its
-  source (notes A12, A15); the printed Fig. 7(a) period of 9 is read as P = N = 8 (A7).
+  source (``docs/algorithms/004-pipeline.md`` A12, A15); the printed Fig. 7(a) period of 9 is read
+  as P = N = 8 (A7).
 
-References: paper 004 §II-IV; notes ``docs/004_pipeline.md`` §2, §3, §6, §7.
+References: paper 004 §II-IV; ``docs/algorithms/004-pipeline.md`` §2, §3, §6, §7.
 """
 
 from __future__ import annotations
@@ -58,6 +64,7 @@ from math import gcd
 
 from scheduler_py.algorithms.pipeline import matrix as pm
 from scheduler_py.algorithms.registry import register
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import CapacityTracker, check_feasible, usable_nodes
 from scheduler_py.model.cost import imc_gain, total_traffic
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
@@ -263,6 +270,7 @@ def plan(
     node_order: str = "rack",
     capacity: str = "repair",
     system_executors: str = "round_robin",
+    budget: Budget = UNLIMITED,
 ) -> Placement:
     """Place ``problem.topology`` with the pipeline scheme (see the module docstring).
 
@@ -346,8 +354,9 @@ def unit_topology(topology: Topology) -> Topology:
 
 
 def intra_node_share(topology: Topology, node_of) -> float:
-    """Notes §5.1 f_intra: share of shuffle task pairs on one node, every edge weighted 1,
-    scored with the shared cost module's φ on the unit-traffic topology."""
+    """``docs/algorithms/004-pipeline.md`` §5.1 f_intra: share of shuffle task pairs on one
+    node, every edge weighted 1, scored with the shared cost module's φ on the unit-traffic
+    topology."""
     unit = unit_topology(topology)
     if not unit.edges:
         return 0.0

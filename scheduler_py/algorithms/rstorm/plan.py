@@ -21,7 +21,7 @@ Racks are read from :attr:`Node.rack` (see :mod:`scheduler_py.model.racks`). Exe
 topology on one node share one worker (the authors' prototype), except in the ``asf1.0``
 variant, which opens a new worker when the per-worker heap cap would be exceeded.
 
-Variants (``variant``; notes 003 §2.5, §2.7):
+Variants (``variant``; ``docs/algorithms/003-rstorm.md`` §2.5, §2.7):
 
 =============  ===============  ================  ============  ==================  ==========
 variant        ND node/rack/    network term      resource      Ref node            Ref moves
@@ -37,8 +37,8 @@ variant        ND node/rack/    network term      resource      Ref node        
 ignored), the others by ``Σ(availMem + availCPU)``. ``asf1.0`` caps a worker's summed memory
 at ``worker_max_heap_mb`` (768 MB, ``topology.worker.max.heap.size.mb``).
 
-Deviations from the printed pseudo-code, and the choices the paper leaves open (notes 003
-§6, A1-A17):
+Deviations from the printed pseudo-code, and the choices the paper leaves open
+(``docs/algorithms/003-rstorm.md`` §6, A1-A17):
 
 * **CPU is hard** by default (``cpu_hard=True``): the text calls CPU soft, but the authors'
   code and ASF 1.0 filter nodes on CPU, and only that reproduces the paper's "6 / 7 / 6
@@ -72,13 +72,13 @@ Deviations from the printed pseudo-code, and the choices the paper leaves open (
   demands (§1, §4); re-planning a running topology plans it from scratch.
 * Heterogeneous nodes: capacities are the model's, already in reference-core percent
   (``Node.cpu``); the raw-unit distance then behaves as memory best-fit and may prefer a
-  small node elsewhere to a roomy Ref node (notes 003 §2.6, A17).
+  small node elsewhere to a roomy Ref node (``docs/algorithms/003-rstorm.md`` §2.6, A17).
 
 References
 ----------
 B. Peng, M. Hosseini, Z. Hong, R. Farivar, R. Campbell, "R-Storm: Resource-Aware Scheduling
 in Storm", Middleware 2015, §3 (model), §4 (Alg. 1-4), §5 (implementation).
-Notes ``003_rstorm.md`` §2 (worked cases T1-T12), §5 (relation to Storm's RAS), §6.
+``docs/algorithms/003-rstorm.md`` §2 (the algorithm), §6 (A1-A17), test vectors T1-T12.
 """
 
 from __future__ import annotations
@@ -89,6 +89,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from scheduler_py.algorithms.registry import register
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import check_feasible, usable_nodes
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
 from scheduler_py.model.types import EPSILON, Executor, Node, Placement, Problem, Topology
@@ -263,7 +264,7 @@ def _distance(
 
 
 def _available_sum(state: _State, spec: VariantSpec, node: str) -> float:
-    """ "Most available resources" of a node (notes 003 A5)."""
+    """ "Most available resources" of a node (``docs/algorithms/003-rstorm.md`` A5)."""
     memory = state.memory[node] if state.memory_known else 0.0
     if spec.rack_score_memory_twice and state.memory_known:
         return 2.0 * memory
@@ -277,7 +278,7 @@ def _available_sum(state: _State, spec: VariantSpec, node: str) -> float:
     "the feasible node nearest in (memory, CPU, network distance); hard memory and CPU; "
     "all-or-nothing.",
     params={
-        "variant": ("paper", "paper | proto2015 | asf1.0 (notes 003 §2.5)"),
+        "variant": ("paper", "paper | proto2015 | asf1.0 (docs/algorithms/003-rstorm.md §2.5)"),
         "weight_memory": (1.0, "w_m of the distance"),
         "weight_cpu": (1.0, "w_c of the distance"),
         "weight_network": (1.0, "w_b of the network-distance term"),
@@ -301,6 +302,7 @@ def plan(
     strict_memory: bool = False,
     normalize: bool = False,
     worker_max_heap_mb: float = 0.0,
+    budget: Budget = UNLIMITED,
 ) -> Placement:
     """Place ``problem.topology`` with R-Storm.
 
@@ -312,7 +314,7 @@ def plan(
         The distance's weights (1, 1, 1 in the authors' code and ASF 1.0).
     cpu_hard:
         Filter nodes on CPU (default, as the authors' code). ``False`` = the paper's soft
-        CPU, which can over-commit nodes (notes 003 T3).
+        CPU, which can over-commit nodes (``docs/algorithms/003-rstorm.md`` test T3).
     strict_memory:
         ``available > need`` (printed) instead of ``≥``.
     normalize:

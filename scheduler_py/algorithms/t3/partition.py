@@ -5,8 +5,8 @@ Kept apart from :mod:`scheduler_py.algorithms.t3.plan` because it is a plain gra
 vertices are task ids, ``rates`` the symmetric task-pair traffic, and the result is a list
 of parts (lists of task ids in the given task order).
 
-Choices (notes 002 §2.8): vertex weight 1 (parts balanced in task *count*), edge weights
-the rates scaled to integers, ``ufactor`` 30 (1.03 imbalance), a fixed seed; ``k = 1``
+Choices (``docs/algorithms/002-t3.md`` §2.8): vertex weight 1 (parts balanced in task *count*), edge
+weights the rates scaled to integers, ``ufactor`` 30 (1.03 imbalance), a fixed seed; ``k = 1``
 skips METIS. METIS may leave a part empty or above the size limit ``max_part`` (= T);
 :func:`repair` then moves, one at a time, the vertex whose move loses the least internal
 traffic from the largest part to the smallest one.

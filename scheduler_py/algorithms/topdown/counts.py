@@ -37,7 +37,8 @@ class TaskClass:
 
 @dataclass(frozen=True)
 class CountModel:
-    """A problem in group-count form (notes §1.4): φ = Σ_n Σ_{c<d} w_cd·a_cn·a_dn + constant.
+    """A problem in group-count form (``docs/algorithms/000-topdown.md`` §1.4): φ = Σ_n Σ_{c<d}
+    w_cd·a_cn·a_dn + constant.
 
     ``weight[c][d]`` is the traffic of *one* executor pair of classes c and d, both directions
     summed (symmetric, zero diagonal). ``constant`` is traffic that is collocated whatever the

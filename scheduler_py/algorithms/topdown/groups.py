@@ -1,14 +1,17 @@
 """Private helpers shared by the paper-000 allocators (``td``, ``tl``, ``naive``).
 
-* edge priorities: relative significance (Eq. 2) and the two IMC keys (notes §1.5, E17, E27);
+* edge priorities: relative significance (Eq. 2) and the two IMC keys
+  (``docs/algorithms/000-topdown.md`` §1.5, E17, E27);
 * the component-level edge list every algorithm starts from (streams merged, measured
   executor-pair traffic summed when the topology carries it);
 * :class:`NodePool`: the paper's prioritised node list ``N`` (max-heap on spare CPU, ties to
-  the lower node id, notes §2.1) over a :class:`~scheduler_py.model.capacity.CapacityTracker`,
-  with memory as a second hard capacity and the whole-node fusion ``mergeNodes``
+  the lower node id, ``docs/algorithms/000-topdown.md`` §2.1) over a
+  :class:`~scheduler_py.model.capacity.CapacityTracker`, with memory as a second hard
+  capacity and the whole-node fusion ``mergeNodes``
   (Alg. 1 l.17-23, Alg. 4 l.19-24, errata E4-E6, E18, E19);
 * ``allocateSingleTasks`` (Alg. 3, errata E20, E21), first-fit-decreasing packing (the
-  fallback chain of notes §2.6) and the granularity suggestion of §5 / notes §2.7(a);
+  fallback chain of ``docs/algorithms/000-topdown.md`` §2.6) and the granularity suggestion of §5 /
+  ``docs/algorithms/000-topdown.md`` §2.7(a);
 * :class:`AllocationFailure` and its conversion to the operator-facing
   :class:`~scheduler_py.model.errors.InfeasibleError`.
 """
@@ -42,8 +45,9 @@ def check_choice(algorithm: str, name: str, value: str, allowed: Sequence[str]) 
 def edge_key(key: str, imc: float, pc_i: float, pc_j: float, n_i: int, n_j: int) -> float:
     """Priority of a group pair; larger is processed first.
 
-    ``rs``: ``imc / (pc_i + pc_j)`` (Eq. 2), +∞ when both groups cost nothing (notes §1.5);
-    ``imc_group``: the pair's total IMC; ``imc_task``: the IMC of one task pair (Eq. 1).
+    ``rs``: ``imc / (pc_i + pc_j)`` (Eq. 2), +∞ when both groups cost nothing
+    (``docs/algorithms/000-topdown.md`` §1.5); ``imc_group``: the pair's total IMC; ``imc_task``:
+    the IMC of one task pair (Eq. 1).
     """
     if key == "rs":
         total = pc_i + pc_j
@@ -56,7 +60,8 @@ def edge_key(key: str, imc: float, pc_i: float, pc_j: float, n_i: int, n_j: int)
 
 
 def count_fit(free: float, per: float) -> int:
-    """How many items of cost ``per`` fit in ``free`` (ε-tolerant, notes §2.1)."""
+    """How many items of cost ``per`` fit in ``free`` (ε-tolerant,
+    ``docs/algorithms/000-topdown.md`` §2.1)."""
     if per <= 0.0 or free == INF:
         return BIG
     q = (free + EPSILON) / per
@@ -68,11 +73,12 @@ def count_fit(free: float, per: float) -> int:
 def component_edges(topology: Topology) -> list[tuple[int, int, float]]:
     """Component pairs ``(source index, target index, total traffic)`` in edge-id order.
 
-    Indices refer to ``topology.components``. Parallel streams are summed (notes §1.5); a
-    pair declared in both directions becomes one pair (the collocation gain is symmetric),
-    keeping the direction of its first appearance. With measured executor-pair traffic the
-    pair's total is the measured sum (unlisted pairs carry none, as in the cost module) and
-    measured component pairs that have no declared edge are appended.
+    Indices refer to ``topology.components``. Parallel streams are summed
+    (``docs/algorithms/000-topdown.md`` §1.5); a pair declared in both directions becomes one
+    pair (the collocation gain is symmetric), keeping the direction of its first appearance.
+    With measured executor-pair traffic the pair's total is the measured sum (unlisted pairs
+    carry none, as in the cost module) and measured component pairs that have no declared
+    edge are appended.
     """
     index = {c.id: i for i, c in enumerate(topology.components)}
     order: dict[tuple[int, int], int] = {}
@@ -248,23 +254,17 @@ def single_task_failure(
     """Describe why one single task (Alg. 3) fits nowhere: CPU if no node has the CPU."""
     top = pool.top()
     if cpu > pool.cpu[top] + EPSILON:
-        return AllocationFailure(
-            algorithm,
-            component=component,
-            resource="cpu",
-            needed=cpu,
-            best_node=top,
-            best_available=pool.cpu[top],
-            unplaced=unplaced,
-        )
-    best = max(pool.mem, key=lambda n: (pool.mem[n], n))
+        resource, needed, best, available = "cpu", cpu, top, pool.cpu[top]
+    else:
+        best = max(pool.mem, key=lambda n: (pool.mem[n], n))
+        resource, needed, available = "memory", mem, pool.mem[best]
     return AllocationFailure(
         algorithm,
         component=component,
-        resource="memory",
-        needed=mem,
+        resource=resource,
+        needed=needed,
         best_node=best,
-        best_available=pool.mem[best],
+        best_available=available,
         unplaced=unplaced,
     )
 
@@ -302,7 +302,7 @@ def executor_sort_key(component: str, index: int, cpu: float) -> tuple[float, st
 def first_fit_decreasing(
     problem: Problem, algorithm: str = "ffd", cpu_of: Mapping[str, float] | None = None
 ) -> dict[str, str]:
-    """Pure bin packing, φ ignored (fallback step 3 of notes §2.6).
+    """Pure bin packing, φ ignored (fallback step 3 of ``docs/algorithms/000-topdown.md`` §2.6).
 
     Executors heaviest first (ties: component id, index); nodes by capacity, largest first
     (ties: lower id); each executor goes to the first node with room for CPU and memory.
@@ -331,7 +331,8 @@ def first_fit_decreasing(
 
 
 def planning_cpu(problem: Problem) -> dict[str, float] | None:
-    """Measured executor CPU in reference-core units (§5 heterogeneity, notes §2.7b).
+    """Measured executor CPU in reference-core units (§5 heterogeneity,
+    ``docs/algorithms/000-topdown.md`` §2.7b).
 
     The model states every CPU figure in % of a reference core, so node capacities need no
     scaling. This is for the case where measured ``executor_cpu`` values are raw CPU % on
@@ -353,7 +354,8 @@ def planning_cpu(problem: Problem) -> dict[str, float] | None:
 
 
 MAX_SUGGESTED_PARALLELISM = 512
-"""Cap of the gcd suggestion: d = 1 % would mean 100 executors per core (notes §2.7a)."""
+"""Cap of the gcd suggestion: d = 1 % would mean 100 executors per core
+(``docs/algorithms/000-topdown.md`` §2.7a)."""
 
 
 def granularity_suggestion(problem: Problem, grid: float = 5.0) -> dict[str, object]:
@@ -361,8 +363,8 @@ def granularity_suggestion(problem: Problem, grid: float = 5.0) -> dict[str, obj
 
     Paper §5: find the gcd ``d`` of the group PCs and node capacities and give each group
     ``c^pc_v / d`` equally sized tasks (erratum E23). Measured PCs are real numbers, so they
-    are first quantised to ``grid`` % (notes §2.7a). A smaller change is also proposed:
-    doubling the parallelism of the component with the heaviest executors.
+    are first quantised to ``grid`` % (``docs/algorithms/000-topdown.md`` §2.7a). A smaller change
+    is also proposed: doubling the parallelism of the component with the heaviest executors.
     """
     topology = problem.topology
     units = [max(1, round(c.cpu / grid)) for c in topology.components if c.cpu > 0]

@@ -1,4 +1,4 @@
-"""The naive fusion baseline of paper 000 §3.1 (notes §2.2).
+"""The naive fusion baseline of paper 000 §3.1 (``docs/algorithms/000-topdown.md`` §2.2).
 
 A direct adaptation of the classic fusion-style heuristics the paper cites ([17, 19, 28,
 38]): break the job into task pairs, sort them by task-pair IMC (descending), and walk the
@@ -8,7 +8,7 @@ which are placed last. It ignores the group structure, which is what TL and TD i
 
 Registered as ``naive``; no parameters.
 
-Readings and deviations (ours, notes §2.2):
+Readings and deviations (ours, ``docs/algorithms/000-topdown.md`` §2.2):
 
 * "Move on to the next node" is a cursor that only moves forward: a pair goes to the first
   node at or after the cursor with room for it, and the cursor stays there.
@@ -32,7 +32,7 @@ Example:
 
 References:
     A. Chatzistergiou, S. D. Viglas, "Fast Heuristics for Near-Optimal Task Allocation in
-    Data Stream Processing over Clusters", CIKM 2014, §3.1; engineering notes 000 §2.2.
+    Data Stream Processing over Clusters", CIKM 2014, §3.1; ``docs/algorithms/000-topdown.md`` §2.2.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from scheduler_py.algorithms.topdown.groups import (
     single_task_failure,
     suggestion_hint,
 )
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.types import EPSILON, Placement, Problem
 
 
@@ -116,7 +117,7 @@ def allocate(problem: Problem) -> tuple[dict[str, str], dict[str, object]]:
     summary="Naive fusion baseline: task pairs by task IMC, fill nodes largest first, "
     "break pairs that fit nowhere into single tasks.",
 )
-def plan(problem: Problem) -> Placement:
+def plan(problem: Problem, *, budget: Budget = UNLIMITED) -> Placement:
     """Place ``problem`` with the naive fusion heuristic.
 
     Raises:

@@ -19,31 +19,32 @@ Parameters (registered as ``td``):
     ``imc_task`` (IMC of one task pair).
 ``k0_guard`` (``"degrade"``)
     What Alg. 5 does when not even one balanced unit σ fits the freest node (k = 0, E11):
-    ``degrade`` (notes G1: one task of the smaller group plus what fits of the other, then
-    continue), ``minimal`` (G0: both remainders to R) or ``maxprod`` (G2: the slices that
-    maximise ``a·b``).
+    ``degrade`` (``docs/algorithms/000-topdown.md`` §2.5 G1: one task of the smaller group plus what
+    fits of the other, then continue), ``minimal`` (G0: both remainders to R) or ``maxprod`` (G2:
+    the slices that maximise ``a·b``).
 ``second_mode`` (``"next"``)
     One side placed (Alg. 5 mode *second*): ``literal`` fills only the best node of ``N_u``
     and sends the rest to R (E14); ``next`` keeps filling the next node of ``N_u``.
 ``subgroup_margin`` (``0.2``)
-    §5 skew relaxation (notes §2.7c) for topologies with measured per-executor CPU or
-    executor-pair traffic; ``≤ 0`` disables the bucketing (slices are still costed exactly).
+    §5 skew relaxation (``docs/algorithms/000-topdown.md`` §2.7c) for topologies with measured
+    per-executor CPU or executor-pair traffic; ``≤ 0`` disables the bucketing (slices are still
+    costed exactly).
 ``normalise_speed`` (``False``)
     §5 heterogeneity: treat measured executor CPU as raw % on the node in
     ``problem.current`` and scale it by that node's ``speed`` (see below).
 ``fallback`` (``True``)
-    When TD fails, try the chain of notes §2.6: TL (RS key, lex order), then
-    first-fit-decreasing; ``False`` raises at once.
+    When TD fails, try the chain of ``docs/algorithms/000-topdown.md`` §2.6: TL (RS key, lex order),
+    then first-fit-decreasing; ``False`` raises at once.
 
-Deviations from the printed pseudo-code (erratum ids from the notes §2.8):
+Deviations from the printed pseudo-code (erratum ids of ``docs/algorithms/000-topdown.md`` §2.8):
 
 * **E1** Alg. 4 l.5 pops ``U``, not ``V``. **E7** ``allocateSingleTasks`` runs after the loop.
 * **E2** ``resolveSplits`` returns each side as "fully placed" or "the unplaced remainder";
   the l.9-10 test means "placed", possibly on several nodes. Because every allocation inside
   the loop takes a prefix of a group's unplaced remainder, a group is kept as index ranges:
   ``nxt[g]`` plus an append-only list of ``[group, start, end, node]`` records (the paper's
-  "sequence of splits", notes §2.4). Executors are expanded once, at the end; no task-pair
-  loop exists anywhere in TD.
+  "sequence of splits", ``docs/algorithms/000-topdown.md`` §2.4). Executors are expanded once, at
+  the end; no task-pair loop exists anywhere in TD.
 * **E3** ``N_u`` (l.13-14) is prioritised on the expected IMC gain
   ``a_n · min(|u_j|, fit_n)`` (``a_n`` = tasks of the placed side on n, ``fit_n`` = tasks of
   the other side that fit on n; the per-link IMC is a common factor), ties to larger
@@ -58,17 +59,19 @@ Deviations from the printed pseudo-code (erratum ids from the notes §2.8):
   ``|slice| · c_t`` (or exact prefix sums for skewed subgroups). The recursion of l.20 is a
   loop with ``N.top()`` and ``r`` re-evaluated each round.
 * **E11** k = 0 has an exit (``k0_guard``); the default G1 is what brings TD near the
-  optimum (notes §5.1: G0 78.8 %, G1 94.1 %, G1 + 'next' 94.7 %).
+  optimum (``docs/algorithms/000-topdown.md`` §5.1: G0 78.8 %, G1 94.1 %, G1 + 'next' 94.7 %).
 * **E14** mode *second* with ``second_mode="next"`` (ours) spills onto further nodes of
-  ``N_u`` instead of sending the rest to R (fixes notes TC7: φ 66.67 vs 58.33).
+  ``N_u`` instead of sending the rest to R (fixes ``docs/algorithms/000-topdown.md`` §2.9 TC7: φ
+  66.67 vs 58.33).
 * **E20** ``R`` is lazy: it is never materialised; after the loop every still-unplaced task
-  (which includes tasks of isolated groups, notes §2.1) is placed heaviest first, ties in
-  Storm task order (component id, executor index). Identical to pushing ranges and skipping
-  placed tasks (footnote 1). **E21** Alg. 3 failing is a failure of TD.
+  (which includes tasks of isolated groups, ``docs/algorithms/000-topdown.md`` §2.1) is placed
+  heaviest first, ties in Storm task order (component id, executor index). Identical to pushing
+  ranges and skipping placed tasks (footnote 1). **E21** Alg. 3 failing is a failure of TD.
 * Ties everywhere are deterministic: ``U`` by (key desc, edge id), ``N`` by (spare CPU desc,
   node id); edges are the topology's merged edges (parallel streams summed, a pair declared
-  in both directions counted once, notes §1.5); ``s = +∞`` when both PCs are 0.
-* Capacity comparisons use the model's ε (notes §2.1).
+  in both directions counted once, ``docs/algorithms/000-topdown.md`` §1.5); ``s = +∞`` when both
+  PCs are 0.
+* Capacity comparisons use the model's ε (``docs/algorithms/000-topdown.md`` §2.1).
 
 Additions (ours, documented here because the paper has only CPU):
 
@@ -78,19 +81,19 @@ Additions (ours, documented here because the paper has only CPU):
   goes to the next node in ``N`` order with room for both.
 * **Slots**: nodes with ``slots == 0`` are unusable; the plan uses one logical worker per
   node (``worker_of`` is left empty).
-* **Heterogeneity (§5, notes §2.7b)**: the model already states node capacity in % of a
-  reference core (``Node.cpu``), so normalising capacities to the least capable node is a
-  no-op. With ``normalise_speed`` measured executor CPU (``Topology.executor_cpu``) is read as
-  raw % on the node of ``problem.current`` and multiplied by that node's ``speed``; to stay
+* **Heterogeneity (§5, ``docs/algorithms/000-topdown.md`` §2.7b)**: the model already states node
+  capacity in % of a reference core (``Node.cpu``), so normalising capacities to the least capable
+  node is a no-op. With ``normalise_speed`` measured executor CPU (``Topology.executor_cpu``) is
+  read as raw % on the node of ``problem.current`` and multiplied by that node's ``speed``; to stay
   valid under the model's verifier (which reads ``executor.cpu`` as reference units) the
   planning cost is ``max(raw, raw·speed)``.
-* **Skew (§5, notes §2.7c)**: with measured executor CPU or pair traffic, each component's
-  executors are bucketed by ``⌊log_{1+m}(x)⌋`` of their CPU and (with traffic) their in- and
-  out-rates; each bucket is a group, and group pairs carry the measured traffic between
-  them (Eq. 1's share of the component edge when only CPU is measured). Traffic inside one
-  subgroup cannot be an edge and is ignored by the heuristic (not by the cost module).
-* **Granularity (§5, notes §2.6-2.7a)**: on failure the fallback chain TD → TL(RS) →
-  first-fit-decreasing runs and is recorded in ``report["fallback"]`` (``used``, the
+* **Skew (§5, ``docs/algorithms/000-topdown.md`` §2.7c)**: with measured executor CPU or pair
+  traffic, each component's executors are bucketed by ``⌊log_{1+m}(x)⌋`` of their CPU and (with
+  traffic) their in- and out-rates; each bucket is a group, and group pairs carry the measured
+  traffic between them (Eq. 1's share of the component edge when only CPU is measured). Traffic
+  inside one subgroup cannot be an edge and is ignored by the heuristic (not by the cost module).
+* **Granularity (§5, ``docs/algorithms/000-topdown.md`` §2.6-2.7a)**: on failure the fallback chain
+  TD → TL(RS) → first-fit-decreasing runs and is recorded in ``report["fallback"]`` (``used``, the
   ``failed`` reasons and a ``granularity_suggestion``: the gcd re-parallelisation and a
   smaller doubling step). Re-parallelising needs a Storm rebalance, so it is only
   suggested, never applied; the same advice ends the :class:`InfeasibleError` message.
@@ -109,13 +112,15 @@ Example:
 
 References:
     A. Chatzistergiou, S. D. Viglas, "Fast Heuristics for Near-Optimal Task Allocation in
-    Data Stream Processing over Clusters", CIKM 2014, §3.2-§5; engineering notes 000
+    Data Stream Processing over Clusters", CIKM 2014, §3.2-§5; ``docs/algorithms/000-topdown.md``
     (§2.1-2.9).
+
+About 550 lines because this docstring lists every erratum the code implements (~120 lines);
+the grouping step lives in :mod:`scheduler_py.algorithms.topdown.td_groups`.
 """
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_right
 from collections.abc import Mapping
 from heapq import heappop, heapreplace
@@ -123,13 +128,11 @@ from heapq import heappop, heapreplace
 from scheduler_py.algorithms.registry import register
 from scheduler_py.algorithms.topdown import tl as tasklevel
 from scheduler_py.algorithms.topdown.groups import (
-    BIG,
     INF,
     KEYS,
     AllocationFailure,
     NodePool,
     check_choice,
-    component_edges,
     count_fit,
     edge_key,
     ensure_usable,
@@ -140,6 +143,8 @@ from scheduler_py.algorithms.topdown.groups import (
     single_task_failure,
     suggestion_hint,
 )
+from scheduler_py.algorithms.topdown.td_groups import Groups, build_groups
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import check_feasible
 from scheduler_py.model.types import EPSILON, Placement, Problem
 
@@ -147,205 +152,9 @@ K0_GUARDS = ("degrade", "minimal", "maxprod")
 SECOND_MODES = ("next", "literal")
 
 
-class Groups:
-    """The job as TD sees it: groups (components or skew subgroups) and group pairs.
-
-    Group ``g`` is an ordered list of executors; ``cpu_t[g]`` is the per-task CPU when the
-    group is uniform (Eq. 1), otherwise ``None`` and ``cpu_pre[g]`` holds prefix sums, so a
-    slice's exact cost is still O(1) and a fit count O(log n). Memory per task is always
-    uniform (the model splits a component's memory evenly). ``edges`` are
-    ``(group i, group j, total IMC)`` in edge-id order (the tie-break of the priority).
-    """
-
-    __slots__ = (
-        "comp",
-        "cpu_pre",
-        "cpu_t",
-        "edges",
-        "ids",
-        "mem_t",
-        "offset",
-        "orig",
-        "pc",
-        "size",
-        "subgrouped",
-        "topology",
-    )
-
-    def __init__(self) -> None:
-        self.comp: list[str] = []
-        self.size: list[int] = []
-        self.cpu_t: list[float | None] = []
-        self.cpu_pre: list[list[float] | None] = []
-        self.mem_t: list[float] = []
-        self.pc: list[float] = []
-        self.orig: list[list[int] | None] = []  # executor index per position (None: range)
-        self.ids: list[list[str] | None] = []  # executor ids per position (None: lazily)
-        self.offset: list[int] = []  # position of a component's first executor in topology
-        self.edges: list[tuple[int, int, float]] = []
-        self.subgrouped = False
-
-    def add(
-        self,
-        comp: str,
-        costs: list[float] | None,
-        size: int,
-        cpu_t: float,
-        mem_t: float,
-        orig: list[int] | None = None,
-        ids: list[str] | None = None,
-        offset: int = 0,
-    ) -> None:
-        """Append a group; ``costs`` (per task) only when they may differ."""
-        if costs is not None and any(c != costs[0] for c in costs):
-            pre = [0.0]
-            for c in costs:
-                pre.append(pre[-1] + c)
-            self.cpu_t.append(None)
-            self.cpu_pre.append(pre)
-            self.pc.append(pre[-1])
-        else:
-            unit = costs[0] if costs else cpu_t
-            self.cpu_t.append(unit)
-            self.cpu_pre.append(None)
-            self.pc.append(unit * size)
-        self.comp.append(comp)
-        self.size.append(size)
-        self.mem_t.append(mem_t)
-        self.orig.append(orig)
-        self.ids.append(ids)
-        self.offset.append(offset)
-
-    def executor_ids(self, g: int) -> list[str]:
-        ids = self.ids[g]
-        if ids is None:
-            cached = self.topology.__dict__.get("executors")  # the cached_property, if built
-            if cached is not None:
-                start = self.offset[g]
-                ids = [e.id for e in cached[start : start + self.size[g]]]
-            else:  # the model's id convention (executor_id), without building Executor objects
-                comp = self.comp[g]
-                ids = [f"{comp}#{i}" for i in range(self.size[g])]
-            self.ids[g] = ids
-        return ids
-
-    def task_cpu(self, g: int, pos: int) -> float:
-        unit = self.cpu_t[g]
-        if unit is not None:
-            return unit
-        pre = self.cpu_pre[g]
-        return pre[pos + 1] - pre[pos]
-
-    def index_of(self, g: int, pos: int) -> int:
-        orig = self.orig[g]
-        return pos if orig is None else orig[pos]
-
-
-def build_groups(
-    problem: Problem, margin: float, cpu_of: Mapping[str, float] | None = None
-) -> Groups:
-    """Groups of ``problem``: one per component, or skew subgroups (§5, notes §2.7c).
-
-    Subgrouping happens when the topology carries measured per-executor CPU or
-    executor-pair traffic and ``margin > 0``: each component's executors are bucketed by
-    ``⌊log_{1+m}(x)⌋`` of their CPU and, with measured traffic, of their in- and out-rates
-    (zero is a bucket of its own); every bucket becomes a group whose pairs carry the
-    measured traffic between them (or Eq. 1's share of the component edge when only CPU is
-    measured).
-    """
-    topology = problem.topology
-    groups = Groups()
-    groups.topology = topology
-    measured = bool(topology.executor_cpu) or topology.has_measured_traffic
-    if cpu_of is None and not measured:  # the common case: Eq. 1 everywhere
-        offset = 0
-        for comp in topology.components:
-            p = comp.parallelism
-            groups.add(comp.id, None, p, comp.cpu / p, comp.memory_mb / p, offset=offset)
-            offset += p
-        groups.edges = component_edges(topology)
-        return groups
-
-    executors = topology.executors
-    cost = (lambda e: cpu_of.get(e.id, e.cpu)) if cpu_of else (lambda e: e.cpu)
-    if margin <= 0 or not measured:
-        offset = 0
-        for comp in topology.components:
-            p = comp.parallelism
-            exs = executors[offset : offset + p]
-            groups.add(comp.id, [cost(e) for e in exs], p, 0.0, comp.memory_mb / p, offset=offset)
-            offset += p
-        groups.edges = component_edges(topology)
-        return groups
-
-    groups.subgrouped = True
-    rates_in: dict[str, float] = {}
-    rates_out: dict[str, float] = {}
-    known = topology.executor_by_id
-    traffic = [  # measured pairs; stale ids (executors no longer in the topology) are ignored
-        (src, dst, rate)
-        for src, dst, rate in (topology.pair_traffics() if topology.has_measured_traffic else ())
-        if src in known and dst in known
-    ]
-    for src, dst, rate in traffic:
-        rates_out[src] = rates_out.get(src, 0.0) + rate
-        rates_in[dst] = rates_in.get(dst, 0.0) + rate
-    log_base = math.log1p(margin)
-
-    def bucket(x: float) -> int:
-        return math.floor(math.log(x) / log_base) if x > 0 else -BIG
-
-    group_of: dict[str, int] = {}
-    members_of_comp: list[list[int]] = []
-    offset = 0
-    for comp in topology.components:
-        p = comp.parallelism
-        buckets: dict[tuple, list] = {}
-        for e in executors[offset : offset + p]:
-            c = cost(e)
-            if traffic:
-                k = (bucket(c), bucket(rates_in.get(e.id, 0.0)), bucket(rates_out.get(e.id, 0.0)))
-            else:
-                k = (bucket(c),)
-            buckets.setdefault(k, []).append((e, c))
-        mine = []
-        for items in buckets.values():  # in order of the first executor of each bucket
-            g = len(groups.size)
-            for e, _ in items:
-                group_of[e.id] = g
-            groups.add(
-                comp.id,
-                [c for _, c in items],
-                len(items),
-                0.0,
-                comp.memory_mb / p,
-                orig=[e.index for e, _ in items],
-                ids=[e.id for e, _ in items],
-            )
-            mine.append(g)
-        members_of_comp.append(mine)
-        offset += p
-
-    if traffic:
-        totals: dict[tuple[int, int], float] = {}
-        for src, dst, rate in traffic:
-            a, b = group_of[src], group_of[dst]
-            if a != b:
-                k = (a, b) if a < b else (b, a)
-                totals[k] = totals.get(k, 0.0) + rate
-        groups.edges = [(a, b, t) for (a, b), t in sorted(totals.items())]
-    else:
-        size = groups.size
-        for ci, cj, t in component_edges(topology):
-            whole = topology.components[ci].parallelism * topology.components[cj].parallelism
-            for a in members_of_comp[ci]:
-                for b in members_of_comp[cj]:
-                    groups.edges.append((a, b, t * size[a] * size[b] / whole))
-    return groups
-
-
 class _TopDown:
-    """One run of Alg. 4/5 on index ranges (notes §2.4 "O(1) bookkeeping").
+    """One run of Alg. 4/5 on index ranges (``docs/algorithms/000-topdown.md`` §2.4 "O(1)
+    bookkeeping").
 
     During the pair loop every allocation takes a prefix of a group's unplaced remainder, so
     a group's state is ``nxt[g]`` (its first unplaced position) plus an append-only list of
@@ -624,7 +433,8 @@ class _TopDown:
 
 
 def priority_order(groups: Groups, key: str) -> list[tuple[int, int, float]]:
-    """``U`` prioritised on ``key`` (descending), ties in edge-id order (notes §2.1)."""
+    """``U`` prioritised on ``key`` (descending), ties in edge-id order
+    (``docs/algorithms/000-topdown.md`` §2.1)."""
     pc, size = groups.pc, groups.size
     keyed = [
         (-edge_key(key, imc, pc[a], pc[b], size[a], size[b]), n, (a, b, imc))
@@ -683,7 +493,11 @@ def allocate(
             False,
             "measured executor CPU is raw % of the current node's cores: scale by its speed",
         ),
-        "fallback": (True, "on failure try TL (RS) then first-fit-decreasing (notes §2.6)"),
+        "fallback": (
+            True,
+            "on failure try TL (RS) then first-fit-decreasing "
+            "(docs/algorithms/000-topdown.md §2.6)",
+        ),
     },
 )
 def plan(
@@ -695,6 +509,7 @@ def plan(
     subgroup_margin: float = 0.2,
     normalise_speed: bool = False,
     fallback: bool = True,
+    budget: Budget = UNLIMITED,
 ) -> Placement:
     """Place ``problem`` with topDown; see the module docstring for every deviation.
 
@@ -715,7 +530,8 @@ def plan(
         report = {**params, **stats, "fallback": None}
         return Placement(topology.id, node_of, algorithm="td", report=report)
 
-    # TD failed (notes §2.6): impossible problems get the model's error, then the chain
+    # TD failed (``docs/algorithms/000-topdown.md`` §2.6): impossible problems get the model's
+    # error, then the chain
     check_feasible(problem)
     suggestion = granularity_suggestion(problem)
     hint = suggestion_hint(problem, suggestion)

@@ -1,11 +1,11 @@
 """tdls: topDown followed by a group-aware local search (ours; improves paper 000's TD).
 
 TD (paper 000 §4) is greedy: one pass over the group pairs, never revisiting a decision, and
-lands at ~94-95 % of the optimum on the §7.3 class (notes §5.1). ``tdls`` starts from TD's
-placement and improves φ with an iterated local search on the **group-count form** of the
-notes (§1.4): the placement is the matrix ``a[n][c]`` of executors of class c on node n
-(executors of a component with equal costs are interchangeable, see
-:func:`scheduler_py.algorithms.topdown.counts.count_model`), and
+lands at ~94-95 % of the optimum on the §7.3 class (``docs/algorithms/000-topdown.md`` §5.1).
+``tdls`` starts from TD's placement and improves φ with an iterated local search on the
+**group-count form** of the ``docs/algorithms/000-topdown.md`` (§1.4): the placement is the matrix
+``a[n][c]`` of executors of class c on node n (executors of a component with equal costs are
+interchangeable, see :func:`scheduler_py.algorithms.topdown.counts.count_model`), and
 
     ``L[n][c] = Σ_d w_cd · a[n][d]``   (what one executor of c gains from node n's contents),
 
@@ -31,12 +31,12 @@ moves or swaps from a seeded ``random.Random(seed)``, descent, keep if better, o
 undo), within ``max_evaluations`` neighbour evaluations in total. Deterministic: the same
 problem and parameters give the same placement.
 
-Start: ``scheduler_py.algorithms.topdown.plan`` (its own fallback chain included); when TD
+Start: ``scheduler_py.algorithms.topdown.td.plan`` (its own fallback chain included); when TD
 is missing or fails, a first-fit-decreasing packing in count form. φ never drops below
 the start's (every accepted step is an improvement and the best solution is kept).
 
-Measured on the §7.3 class (notes §5.1; 2000 graphs, seeds 0-1999, the notes' generator —
-our copy reproduces the notes' Σ optimum of 37,452.9 MB/s exactly), ratio of sums to the exact
+Measured on the §7.3 class (``docs/algorithms/000-topdown.md`` §5.1; 2000 graphs, seeds 0-1999, the
+notes' generator — Σ optimum 37,452.9 MB/s), ratio of sums to the exact
 optimum (``optimal``, DP), CPU time per graph in CPython 3.11 on a shared 2-vCPU VM:
 
 * td (the start): 94.78 %, 0.19 ms;
@@ -45,7 +45,8 @@ optimum (``optimal``, DP), CPU time per graph in CPython 3.11 on a shared 2-vCPU
 * **default** (20 rounds, kick 4, polish): **99.91 %**, 2.5-3.9 ms (machine load varied).
 
 The design target was ≥ 98 % at ≤ 5 ms per graph. The polish costs ~0.45 ms and adds
-little on this class, but it is what finds Figure 2's optimum (66 vs TD's 55, notes TC1).
+little on this class, but it is what finds Figure 2's optimum (66 vs TD's 55,
+``docs/algorithms/000-topdown.md`` §2.9 TC1).
 """
 
 from __future__ import annotations
@@ -419,7 +420,7 @@ def _start(problem: Problem, model: CountModel, use_td: bool) -> tuple[list[list
 
 @register(
     "tdls",
-    paper="ours, on 000 §4 (TD) + notes §1.4 group-count form",
+    paper="ours, on 000 §4 (TD) + docs/algorithms/000-topdown.md §1.4 group-count form",
     summary="TD followed by an iterated local search on per-node group counts (moves, "
     "swaps, merges, two-node re-splits); never worse than TD.",
     params={

@@ -15,16 +15,16 @@ Parameters (registered as ``tl``):
     Group-pair priority: ``rs`` (Eq. 2, as specified), ``imc_task`` (task-pair IMC, the
     "IMC" ordering of the paper's evaluation, E27) or ``imc_group`` (group IMC).
 ``pair_order`` (``"lex"``)
-    Order of the task pairs inside one group pair, which decides TL's result (notes §2.9:
-    36, 84, 96 or 100 collocated links on Figure 2): ``lex`` (source-task-major) or
-    ``random`` (a uniform shuffle per group pair).
+    Order of the task pairs inside one group pair, which decides TL's result
+    (``docs/algorithms/000-topdown.md`` §2.9: 36, 84, 96 or 100 collocated links on Figure 2):
+    ``lex`` (source-task-major) or ``random`` (a uniform shuffle per group pair).
 ``seed`` (``0``)
     Seed of ``random``: the same seed always gives the same placement.
 
 :func:`allocate` also accepts an explicit ``pair_sequence`` of executor-id pairs, to
 reproduce a given order (test vector TC2), and a CPU override (used by TD's fallback).
 
-Deviations from the printed pseudo-code (erratum ids from the notes §2.8):
+Deviations from the printed pseudo-code (erratum ids of ``docs/algorithms/000-topdown.md`` §2.8):
 
 * **E16** ``pickNode`` receives the last node ``n_i`` (Alg. 1 l.7 passes three arguments).
   **E28** the last node is the one ``pickNode`` *returned*, whether or not the pair fitted.
@@ -58,7 +58,7 @@ Example:
 
 References:
     A. Chatzistergiou, S. D. Viglas, "Fast Heuristics for Near-Optimal Task Allocation in
-    Data Stream Processing over Clusters", CIKM 2014, §3.2; engineering notes 000 §2.3.
+    Data Stream Processing over Clusters", CIKM 2014, §3.2; ``docs/algorithms/000-topdown.md`` §2.3.
 """
 
 from __future__ import annotations
@@ -82,6 +82,7 @@ from scheduler_py.algorithms.topdown.groups import (
     single_task_failure,
     suggestion_hint,
 )
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.types import EPSILON, Placement, Problem
 
@@ -238,7 +239,14 @@ def allocate(
         "seed": (0, "seed of the random pair order"),
     },
 )
-def plan(problem: Problem, *, key: str = "rs", pair_order: str = "lex", seed: int = 0) -> Placement:
+def plan(
+    problem: Problem,
+    *,
+    key: str = "rs",
+    pair_order: str = "lex",
+    seed: int = 0,
+    budget: Budget = UNLIMITED,
+) -> Placement:
     """Place ``problem`` with taskLevel; see the module docstring for every deviation.
 
     Raises:
