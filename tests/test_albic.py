@@ -15,11 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduler_py.algorithms import _albic_milp as mm
 from scheduler_py.algorithms import registry
-from scheduler_py.algorithms._albic_baselines import cola, flux, lpt
-from scheduler_py.algorithms._albic_core import split_set
-from scheduler_py.algorithms.albic import build_instance, plan, restarted_workers
+from scheduler_py.algorithms.albic import milp as mm
+from scheduler_py.algorithms.albic.baselines import cola, flux, lpt
+from scheduler_py.algorithms.albic.core import split_set
+from scheduler_py.algorithms.albic.plan import build_instance, plan, restarted_workers
 from scheduler_py.model.errors import InvalidProblemError, SchedulingError
 from scheduler_py.model.types import Component, Edge, Node, Placement, Problem, Topology
 

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scheduler_py.algorithms import metis, registry
+from scheduler_py.algorithms import registry
+from scheduler_py.algorithms.baselines import metis
 from scheduler_py.model.cost import imc_gain, violations
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
 from scheduler_py.model.types import Component, Edge, Node, Problem, Topology

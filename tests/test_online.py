@@ -8,7 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scheduler_py.algorithms import online, registry
+from scheduler_py.algorithms import registry
+from scheduler_py.algorithms.baselines import online
 from scheduler_py.bench import paper003_rstorm
 from scheduler_py.model import (
     Component,

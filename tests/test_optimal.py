@@ -13,7 +13,9 @@ import random
 
 import pytest
 
-from scheduler_py.algorithms import optimal, registry
+from scheduler_py.algorithms import registry
+from scheduler_py.algorithms.baselines import optimal
+from scheduler_py.algorithms.topdown import counts
 from scheduler_py.model.cost import imc_gain, violations
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
 from scheduler_py.model.types import Component, Edge, Node, Placement, Problem, Topology
@@ -213,7 +215,7 @@ def test_executor_cpu_overrides_split_a_component_into_classes() -> None:
         executor_cpu={"a#0": 60.0, "b#0": 10.0},
     )
     p = Problem(base.nodes, topology)
-    model = optimal.count_model(p)
+    model = counts.count_model(p)
     assert len(model.classes) == 4
     got = solve(p).report["objective"]
     assert got == pytest.approx(brute_force(p))

@@ -10,7 +10,9 @@ from collections import Counter
 
 import pytest
 
-from scheduler_py.algorithms import registry, tasklevel, topdown
+from scheduler_py.algorithms import registry
+from scheduler_py.algorithms.topdown import td as topdown
+from scheduler_py.algorithms.topdown import tl as tasklevel
 from scheduler_py.model.cost import imc_gain
 from scheduler_py.model.errors import InfeasibleError
 from scheduler_py.model.types import Component, Edge, Node, Problem, Topology

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduler_py.algorithms import _pipeline_matrix as pm
 from scheduler_py.algorithms import registry
-from scheduler_py.algorithms.pipeline import layout, plan
+from scheduler_py.algorithms.pipeline import matrix as pm
+from scheduler_py.algorithms.pipeline.plan import layout, plan
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
 from scheduler_py.model.types import Component, Edge, Node, Problem, Topology
 
@@ -346,7 +346,7 @@ def test_notes_structural_table(row):
     assert np.bincount([j for p in rr for j in p], minlength=N).tolist() == rr_loads
     assert pm.shuffle_distance(rr, edges) == pytest.approx(rr_fd[1], abs=5.1e-3)
     rr_node_of = {f"c{v}#{k}": f"n{j:02d}" for v, p in enumerate(rr) for k, j in enumerate(p)}
-    from scheduler_py.algorithms.pipeline import intra_node_share
+    from scheduler_py.algorithms.pipeline.plan import intra_node_share
 
     assert intra_node_share(problem.topology, rr_node_of) == pytest.approx(rr_fd[0], abs=5.1e-4)
 

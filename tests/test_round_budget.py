@@ -126,3 +126,25 @@ def test_the_service_answers_within_the_shims_timeout():
     reply = handler.schedule(snap)
     assert time.monotonic() - started < 2.0
     assert [p.decision for p in reply.plans] == [wire().Decision.PLACE] * 3
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "params"),
+    [("tdls", {}), ("optimal", {"method": "milp"}), ("albic", {})],
+)
+def test_iterating_algorithms_honour_an_expired_budget(algorithm, params):
+    """Given no time at all, they still return a valid plan (flagged when they were cut)
+    or say plainly that the budget ran out; with time to spare they plan as without one."""
+    from tests.snapshots import view_of
+
+    problem = view_of(snapshot(SUPERVISORS, [wordcount()])).problem
+    try:
+        cut = registry.run(algorithm, problem, params, budget=Budget(0.0))
+    except BudgetExhaustedError:
+        cut = None
+    if cut is not None:
+        assert set(cut.node_of) == set(problem.topology.executor_by_id)
+    unlimited = registry.run(algorithm, problem, params)
+    generous = registry.run(algorithm, problem, params, budget=Budget.of(600))
+    assert dict(generous.node_of) == dict(unlimited.node_of)
+    assert not generous.report.get("budget_exhausted")

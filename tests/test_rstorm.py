@@ -8,7 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scheduler_py.algorithms import registry, rstorm
+from scheduler_py.algorithms import registry
+from scheduler_py.algorithms.rstorm import plan as rstorm
 from scheduler_py.bench import paper003_rstorm as bench
 from scheduler_py.model import (
     Component,

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scheduler_py.algorithms import registry, t3
-from scheduler_py.algorithms._t3_metis import cut_weight, kway
+from scheduler_py.algorithms import registry
+from scheduler_py.algorithms.t3 import plan as t3
+from scheduler_py.algorithms.t3.partition import cut_weight, kway
 from scheduler_py.bench import paper002_t3 as bench
 from scheduler_py.model import (
     Component,

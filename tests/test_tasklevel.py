@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scheduler_py.algorithms import registry, tasklevel
+from scheduler_py.algorithms import registry
+from scheduler_py.algorithms.topdown import tl as tasklevel
 from scheduler_py.model.cost import imc_gain
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
 from scheduler_py.model.types import Component, Edge, Node, Problem, Topology

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scheduler_py.algorithms import registry, tdls
+from scheduler_py.algorithms import registry
+from scheduler_py.algorithms.topdown import tdls
 from scheduler_py.model.cost import imc_gain, violations
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
 from scheduler_py.model.types import Component, Edge, Node, Problem, Topology
@@ -175,7 +176,7 @@ def test_unpackable_problem_raises() -> None:
 
 def test_close_to_the_optimum_on_a_sample() -> None:
     """A sanity check, not the benchmark: ≥ 98 % of Σ optimum on 30 §7.3 graphs."""
-    from scheduler_py.algorithms import optimal
+    from scheduler_py.algorithms.baselines import optimal
 
     total = best = 0.0
     for seed in range(100, 130):
@@ -192,7 +193,8 @@ def measure(graphs: int = 200, **params) -> None:  # pragma: no cover - manual b
     """Print Σφ(tdls)/Σφ*, Σφ(td)/Σφ* and CPU ms per graph on ``graphs`` §7.3 seeds."""
     import time
 
-    from scheduler_py.algorithms import optimal, topdown
+    from scheduler_py.algorithms.baselines import optimal
+    from scheduler_py.algorithms.topdown import td as topdown
 
     sums = {"opt": 0.0, "td": 0.0, "tdls": 0.0}
     cpu = {"opt": 0.0, "td": 0.0, "tdls": 0.0}

@@ -12,7 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scheduler_py.algorithms import _groups, registry, topdown
+from scheduler_py.algorithms import registry
+from scheduler_py.algorithms.topdown import groups as _groups
+from scheduler_py.algorithms.topdown import td as topdown
 from scheduler_py.model.cost import imc_gain, violations
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
 from scheduler_py.model.types import Component, Edge, Node, Placement, Problem, Topology

@@ -1,24 +1,47 @@
-"""Placement algorithms, one module per paper or baseline, each registering a pure
-``plan(problem, **params) -> Placement`` with :mod:`scheduler_py.algorithms.registry`.
+"""Placement algorithms: one subpackage per paper, plus the baselines. Each registers a pure
+``plan(problem, *, budget=..., **params) -> Placement`` with :mod:`.registry`.
 
-Modules are discovered automatically: adding ``algorithms/<name>.py`` that calls
-``@register(...)`` is all it takes to make an algorithm selectable everywhere.
+* ``topdown/`` — paper 000, group-aware top-down allocation: ``td``, ``tl``, ``naive``,
+  and our ``tdls`` (``docs/algorithms/000-topdown.md``);
+* ``albic/`` — paper 001, ALBIC: ``albic`` (``docs/algorithms/001-albic.md``);
+* ``t3/`` — paper 002, T3-Scheduler: ``t3`` (``docs/algorithms/002-t3.md``);
+* ``rstorm/`` — paper 003, R-Storm: ``rstorm`` (``docs/algorithms/003-rstorm.md``);
+* ``pipeline/`` — paper 004, pipeline scheduling: ``pipeline``
+  (``docs/algorithms/004-pipeline.md``);
+* ``baselines/`` — Storm's EvenScheduler ``even``, METIS ``metis``, Aniello et al.'s
+  ``online``, the exact ``optimal`` (``docs/algorithms/baselines.md``).
+
+An algorithm becomes selectable everywhere by adding its module to :data:`MODULES`.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
+
+MODULES = (
+    "topdown.td",
+    "topdown.tl",
+    "topdown.naive",
+    "topdown.tdls",
+    "albic.plan",
+    "t3.plan",
+    "rstorm.plan",
+    "pipeline.plan",
+    "baselines.even",
+    "baselines.metis",
+    "baselines.online",
+    "baselines.optimal",
+)
+"""Every module that registers an algorithm, in listing order."""
 
 _LOADED = False
 
 
 def load_all() -> None:
-    """Import every module of this package once so that they register themselves."""
+    """Import every module of :data:`MODULES` once so that they register themselves."""
     global _LOADED
     if _LOADED:
         return
-    for module in pkgutil.iter_modules(__path__):
-        if not module.name.startswith("_") and module.name != "registry":
-            importlib.import_module(f"{__name__}.{module.name}")
+    for module in MODULES:
+        importlib.import_module(f"{__name__}.{module}")
     _LOADED = True

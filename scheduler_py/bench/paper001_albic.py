@@ -31,10 +31,10 @@ from collections import defaultdict
 
 import numpy as np
 
-from scheduler_py.algorithms import _albic_milp as mm
 from scheduler_py.algorithms import registry
-from scheduler_py.algorithms._albic_baselines import cola, flux
-from scheduler_py.algorithms.albic import build_instance
+from scheduler_py.algorithms.albic import milp as mm
+from scheduler_py.algorithms.albic.baselines import cola, flux
+from scheduler_py.algorithms.albic.plan import build_instance
 from scheduler_py.bench import report
 from scheduler_py.bench.registry import BenchOptions, benchmark
 from scheduler_py.model.cost import imc_gain, total_traffic

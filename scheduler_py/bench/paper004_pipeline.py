@@ -28,9 +28,9 @@ from math import gcd
 
 import numpy as np
 
-from scheduler_py.algorithms import _pipeline_matrix as pm
 from scheduler_py.algorithms import registry
-from scheduler_py.algorithms.pipeline import intra_node_share
+from scheduler_py.algorithms.pipeline import matrix as pm
+from scheduler_py.algorithms.pipeline.plan import intra_node_share
 from scheduler_py.bench import report
 from scheduler_py.bench.registry import BenchOptions, benchmark
 from scheduler_py.model.types import Component, Edge, Node, Problem, Topology

@@ -1,7 +1,7 @@
 """T3's second level (Eskandari et al., FGCS 2018, §4.5): split one node's tasks into ``w``
 workers with METIS k-way partitioning (``pymetis``), then repair part sizes.
 
-Kept apart from :mod:`scheduler_py.algorithms.t3` because it is a plain graph routine:
+Kept apart from :mod:`scheduler_py.algorithms.t3.plan` because it is a plain graph routine:
 vertices are task ids, ``rates`` the symmetric task-pair traffic, and the result is a list
 of parts (lists of task ids in the given task order).
 
@@ -15,6 +15,8 @@ traffic from the largest part to the smallest one.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+
+from scheduler_py.algorithms.partition import part_graph
 
 SCALE = 10_000
 """Integer edge weight of the heaviest pair; lighter pairs scale linearly (≥ 1)."""
@@ -58,8 +60,6 @@ def kway(
         size = -(-len(tasks) // k)
         parts = [tasks[i : i + size] for i in range(0, len(tasks), size)]
     else:
-        import pymetis
-
         starts, adjacent, weights = [0], [], []
         for t in tasks:
             neighbours = rates.get(t, {})
@@ -69,14 +69,7 @@ def kway(
                     adjacent.append(index[s])
                     weights.append(max(1, round(rate / heaviest * SCALE)))
             starts.append(len(adjacent))
-        options = pymetis.Options(seed=seed, ufactor=ufactor)
-        result = pymetis.part_graph(
-            k,
-            adjacency=pymetis.CSRAdjacency(starts, adjacent),
-            eweights=weights,
-            options=options,
-        )
-        membership = list(result[1])
+        membership = part_graph(k, starts, adjacent, eweights=weights, seed=seed, ufactor=ufactor)
         parts = [[] for _ in range(k)]
         for t, part in zip(tasks, membership, strict=True):
             parts[part].append(t)

@@ -22,7 +22,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from scheduler_py.algorithms._albic_milp import Balance, load_distance, node_load
+from scheduler_py.algorithms.albic.milp import Balance, load_distance, node_load
+from scheduler_py.algorithms.partition import part_graph
 from scheduler_py.model.types import EPSILON
 
 _SCALE = 1000
@@ -168,15 +169,8 @@ def metis_parts(
         xadj.append(len(adjncy))
     parts: list[list[int]] = []
     try:
-        import pymetis
-
         if adjncy:
-            graph = (
-                {"adjacency": pymetis.CSRAdjacency(xadj, adjncy)}
-                if hasattr(pymetis, "CSRAdjacency")
-                else {"xadj": xadj, "adjncy": adjncy}
-            )
-            _, labels = pymetis.part_graph(k, **graph, vweights=vweights, eweights=eweights)
+            labels = part_graph(k, xadj, adjncy, vweights=vweights, eweights=eweights)
             buckets: dict[int, list[int]] = {}
             for m, label in zip(members, labels, strict=True):
                 buckets.setdefault(int(label), []).append(m)

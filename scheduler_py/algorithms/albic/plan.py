@@ -66,9 +66,9 @@ from collections import defaultdict
 
 import numpy as np
 
-from scheduler_py.algorithms import _albic_milp as mm
-from scheduler_py.algorithms._albic_baselines import cola, lpt
-from scheduler_py.algorithms._albic_core import (
+from scheduler_py.algorithms.albic import milp as mm
+from scheduler_py.algorithms.albic.baselines import cola, lpt
+from scheduler_py.algorithms.albic.core import (
     AlbicParams,
     KeyGroups,
     RoundResult,
@@ -77,6 +77,7 @@ from scheduler_py.algorithms._albic_core import (
     repair_capacity,
 )
 from scheduler_py.algorithms.registry import register
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import check_feasible, usable_nodes
 from scheduler_py.model.cost import imc_gain, total_traffic
 from scheduler_py.model.errors import InvalidProblemError, SchedulingError
@@ -183,6 +184,11 @@ def restarted_workers(old: Placement | None, new: Placement) -> list[tuple[str, 
     return sorted(k for k, members in after.items() if before.get(k) != members)
 
 
+SOLVES_PER_ROUND = 3
+"""MILP solves one ALBIC round makes at most in the usual case: load balancing, then the
+collocation re-solve and the lowered-cap retry (the budget is shared over them)."""
+
+
 @register(
     "albic",
     paper="001 Madsen, Zhou & Cao 2016 §4.3.1 (MILP), §4.3.2 (ALBIC), Alg. 1",
@@ -231,8 +237,13 @@ def plan(
     seed: int = 0,
     min_gain: float = 0.0,
     drain_min: int = 1,
+    budget: Budget = UNLIMITED,
 ) -> Placement:
     """One ALBIC adaptation round (see the module docstring).
+
+    ``budget`` (:mod:`scheduler_py.model.budget`): a round makes up to
+    :data:`SOLVES_PER_ROUND` MILP solves, so each gets at most that share of what is left;
+    a solve stopped by it keeps its incumbent (``report["budget_exhausted"]``).
 
     Raises :class:`~scheduler_py.model.errors.InfeasibleError` when the topology cannot
     fit, :class:`SchedulingError` for invalid parameters.
@@ -252,6 +263,8 @@ def plan(
             "delta >= 0"
         )
     check_feasible(problem)
+    requested_limit = time_limit
+    time_limit = max(0.01, budget.cap(time_limit * SOLVES_PER_ROUND) / SOLVES_PER_ROUND)
     topology = problem.topology
     kg, node_ids, exec_ids, info = build_instance(
         problem,
@@ -310,7 +323,11 @@ def plan(
         "seed": seed,
         "min_gain": min_gain,
         "drain_min": drain_min,
+        "requested_time_limit": requested_limit,
     }
+    if time_limit < requested_limit and budget.expired():
+        report["budget_exhausted"] = True
+        report["budget_note"] = f"MILP solves limited to {time_limit:.2f} s each"
     return Placement(topology.id, node_of, worker_of=worker_of, report=report)
 
 

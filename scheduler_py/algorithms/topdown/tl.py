@@ -67,7 +67,8 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import product
 
-from scheduler_py.algorithms._groups import (
+from scheduler_py.algorithms.registry import register
+from scheduler_py.algorithms.topdown.groups import (
     KEYS,
     AllocationFailure,
     NodePool,
@@ -81,7 +82,6 @@ from scheduler_py.algorithms._groups import (
     single_task_failure,
     suggestion_hint,
 )
-from scheduler_py.algorithms.registry import register
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.types import EPSILON, Placement, Problem
 

@@ -16,7 +16,7 @@ it is the notes' reconstruction [R])::
 Loads are percentages of each node's own capacity, which is the paper's heterogeneous
 extension (κ_n·L̄) with the deviation ε measured in the same per-node percentage.
 
-Deviations and engineering additions (all named in :mod:`scheduler_py.algorithms.albic`):
+Deviations and engineering additions (all named in :mod:`scheduler_py.algorithms.albic.plan`):
 
 * **Lemma 1 as a constraint**: y[p,n] = 0 for n ∈ R unless p is already there. The paper
   proves an *optimal* solution never moves into R; with a time limit we enforce it.

@@ -120,8 +120,9 @@ from bisect import bisect_right
 from collections.abc import Mapping
 from heapq import heappop, heapreplace
 
-from scheduler_py.algorithms import tasklevel
-from scheduler_py.algorithms._groups import (
+from scheduler_py.algorithms.registry import register
+from scheduler_py.algorithms.topdown import tl as tasklevel
+from scheduler_py.algorithms.topdown.groups import (
     BIG,
     INF,
     KEYS,
@@ -139,7 +140,6 @@ from scheduler_py.algorithms._groups import (
     single_task_failure,
     suggestion_hint,
 )
-from scheduler_py.algorithms.registry import register
 from scheduler_py.model.capacity import check_feasible
 from scheduler_py.model.types import EPSILON, Placement, Problem
 

@@ -5,7 +5,7 @@ lands at ~94-95 % of the optimum on the §7.3 class (notes §5.1). ``tdls`` star
 placement and improves φ with an iterated local search on the **group-count form** of the
 notes (§1.4): the placement is the matrix ``a[n][c]`` of executors of class c on node n
 (executors of a component with equal costs are interchangeable, see
-:func:`scheduler_py.algorithms.optimal.count_model`), and
+:func:`scheduler_py.algorithms.topdown.counts.count_model`), and
 
     ``L[n][c] = Σ_d w_cd · a[n][d]``   (what one executor of c gains from node n's contents),
 
@@ -54,8 +54,9 @@ import random
 import time
 from collections.abc import Sequence
 
-from scheduler_py.algorithms.optimal import CountModel, count_model
 from scheduler_py.algorithms.registry import register
+from scheduler_py.algorithms.topdown.counts import CountModel, count_model
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import check_feasible
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
 from scheduler_py.model.types import EPSILON, Placement, Problem
@@ -70,7 +71,11 @@ _POLISH_PATTERNS = 4096
 class _Search:
     """The group-count state of one placement and its neighbourhoods."""
 
-    def __init__(self, model: CountModel, counts: Sequence[Sequence[int]]) -> None:
+    def __init__(
+        self, model: CountModel, counts: Sequence[Sequence[int]], deadline: Budget = UNLIMITED
+    ) -> None:
+        self.deadline = deadline
+        self.timed_out = False
         classes, nodes = model.classes, model.nodes
         self.size_c = len(classes)
         self.size_n = len(nodes)
@@ -259,6 +264,9 @@ class _Search:
         while self.evaluations < budget:
             improved = False
             for n in range(self.size_n):
+                if self.deadline.expired():
+                    self.timed_out = True
+                    return
                 for c in sorted(self.on[n]):
                     if self.a[n][c] and self.improve_entry(n, c):
                         improved = True
@@ -343,6 +351,9 @@ class _Search:
             improved = False
             used = [n for n in range(self.size_n) if self.on[n]]
             for i, n in enumerate(used):
+                if self.deadline.expired():
+                    self.timed_out = True
+                    return
                 for m in used[i + 1 :]:
                     if self.evaluations >= budget:
                         return
@@ -382,7 +393,7 @@ def _first_fit(model: CountModel) -> list[list[int]] | None:
 def _start(problem: Problem, model: CountModel, use_td: bool) -> tuple[list[list[int]], str]:
     if use_td:
         try:
-            from scheduler_py.algorithms.topdown import plan as td_plan
+            from scheduler_py.algorithms.topdown.td import plan as td_plan
         except ImportError:  # pragma: no cover - td is part of the package
             td_plan = None
         if td_plan is not None:
@@ -429,8 +440,12 @@ def plan(
     polish: bool = True,
     start: str = "td",
     seed: int = 0,
+    budget: Budget = UNLIMITED,
 ) -> Placement:
     """Place ``problem`` with TD, then improve φ by iterated local search.
+
+    The search stops early when ``budget`` (:mod:`scheduler_py.model.budget`) runs out and
+    returns the best placement found so far with ``report["budget_exhausted"]``.
 
     Returns
     -------
@@ -449,26 +464,26 @@ def plan(
     check_feasible(problem)
     model = count_model(problem)
     counts, origin = _start(problem, model, start == "td")
-    search = _Search(model, counts)
+    search = _Search(model, counts, budget)
     start_phi = search.phi
-    budget = max(0, max_evaluations)
-    search.descend(budget)
+    cap = max(0, max_evaluations)
+    search.descend(cap)
     rng = random.Random(seed)
     best_phi = search.phi
     search.log.clear()
     rounds = accepted = 0
-    while rounds < max_rounds and search.evaluations < budget:
+    while rounds < max_rounds and search.evaluations < cap and not search.timed_out:
         rounds += 1
         search.kick(rng, kick_size)
-        search.descend(budget)
+        search.descend(cap)
         if search.phi > best_phi + _IMPROVE:
             best_phi = search.phi
             accepted += 1
             search.log.clear()
         else:
             search.undo_to(0)
-    if polish:
-        search.polish(budget + budget // 4)
+    if polish and not search.timed_out:
+        search.polish(cap + cap // 4)
     final = search.counts()
     node_of = model.node_of(final)
     report = {
@@ -480,4 +495,7 @@ def plan(
         "evaluations": search.evaluations,
         "seconds": time.perf_counter() - started,
     }
+    if search.timed_out:
+        report["budget_exhausted"] = True
+        report["budget_note"] = f"local search stopped after {rounds} round(s)"
     return Placement(problem.topology.id, node_of, report=report)

@@ -56,7 +56,7 @@ from collections import Counter
 from dataclasses import dataclass
 from math import gcd
 
-from scheduler_py.algorithms import _pipeline_matrix as pm
+from scheduler_py.algorithms.pipeline import matrix as pm
 from scheduler_py.algorithms.registry import register
 from scheduler_py.model.capacity import CapacityTracker, check_feasible, usable_nodes
 from scheduler_py.model.cost import imc_gain, total_traffic

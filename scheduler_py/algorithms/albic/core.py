@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scheduler_py.algorithms import _albic_milp as mm
-from scheduler_py.algorithms._albic_baselines import flux, metis_parts
-from scheduler_py.algorithms._albic_milp import better
+from scheduler_py.algorithms.albic import milp as mm
+from scheduler_py.algorithms.albic.baselines import flux, metis_parts
+from scheduler_py.algorithms.albic.milp import better
 from scheduler_py.model.types import EPSILON
 
 

@@ -80,9 +80,9 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from scheduler_py.algorithms._groups import planning_cpu
-from scheduler_py.algorithms._t3_metis import cut_weight, kway
 from scheduler_py.algorithms.registry import register
+from scheduler_py.algorithms.t3.partition import cut_weight, kway
+from scheduler_py.algorithms.topdown.groups import planning_cpu
 from scheduler_py.model.capacity import check_feasible
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
 from scheduler_py.model.types import EPSILON, Node, Placement, Problem, Topology

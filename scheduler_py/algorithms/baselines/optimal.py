@@ -48,176 +48,24 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from itertools import pairwise
 
 from scheduler_py.algorithms.registry import register
-from scheduler_py.model.capacity import check_feasible, usable_nodes
+from scheduler_py.algorithms.topdown.counts import (
+    CountModel,
+    TaskClass,
+    count_model,
+    fits_on,
+    max_per_node,
+    room_for,
+)
+from scheduler_py.model.budget import UNLIMITED, Budget
+from scheduler_py.model.capacity import check_feasible
 from scheduler_py.model.cost import imc_gain
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
 from scheduler_py.model.types import EPSILON, Node, Placement, Problem
 
 _NEG = float("-inf")
-
-
-# --------------------------------------------------------------------------------------
-# The count model shared by the exact methods and the local search (tdls)
-# --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TaskClass:
-    """Interchangeable executors: same component, CPU and memory, same traffic to everyone."""
-
-    component: str
-    executors: tuple[str, ...]
-    cpu: float
-    memory_mb: float
-
-    @property
-    def size(self) -> int:
-        return len(self.executors)
-
-
-@dataclass(frozen=True)
-class CountModel:
-    """A problem in group-count form (notes §1.4): φ = Σ_n Σ_{c<d} w_cd·a_cn·a_dn + constant.
-
-    ``weight[c][d]`` is the traffic of *one* executor pair of classes c and d, both directions
-    summed (symmetric, zero diagonal). ``constant`` is traffic that is collocated whatever the
-    placement (measured executor self-pairs). ``nodes`` are the usable nodes (a free slot).
-    ``uniform`` is true when the classes come from Eq. 1 (no measured pair traffic).
-    """
-
-    classes: tuple[TaskClass, ...]
-    weight: tuple[tuple[float, ...], ...]
-    constant: float
-    nodes: tuple[Node, ...]
-    uniform: bool
-
-    @cached_property
-    def neighbours(self) -> tuple[tuple[tuple[int, float], ...], ...]:
-        """Per class, the classes it exchanges traffic with and the per-pair weight."""
-        return tuple(
-            tuple((d, w) for d, w in enumerate(row) if w > 0 and d != c)
-            for c, row in enumerate(self.weight)
-        )
-
-    @property
-    def identical_nodes(self) -> bool:
-        first = self.nodes[0]
-        return all(n.cpu == first.cpu and n.memory_mb == first.memory_mb for n in self.nodes)
-
-    def pattern_gain(self, pattern: Sequence[int]) -> float:
-        """Gain of one node holding ``pattern[c]`` executors of every class c."""
-        total = 0.0
-        for c, row in enumerate(self.neighbours):
-            pc = pattern[c]
-            if pc:
-                for d, w in row:
-                    if d > c:
-                        total += w * pc * pattern[d]
-        return total
-
-    def phi(self, counts: Sequence[Sequence[int]]) -> float:
-        """φ of a node × class count matrix (including the constant)."""
-        return self.constant + sum(self.pattern_gain(p) for p in counts)
-
-    def node_of(self, counts: Sequence[Sequence[int]]) -> dict[str, str]:
-        """Executor → node for a node × class count matrix (executors in index order)."""
-        result: dict[str, str] = {}
-        for c, cls in enumerate(self.classes):
-            it = iter(cls.executors)
-            for n, node in enumerate(self.nodes):
-                for _ in range(counts[n][c]):
-                    result[next(it)] = node.id
-        return result
-
-    def counts_of(self, node_of: dict[str, str] | object) -> list[list[int]]:
-        """The node × class count matrix of an executor → node mapping."""
-        index = {node.id: n for n, node in enumerate(self.nodes)}
-        counts = [[0] * len(self.classes) for _ in self.nodes]
-        for c, cls in enumerate(self.classes):
-            for e in cls.executors:
-                counts[index[node_of[e]]][c] += 1  # type: ignore[index]
-        return counts
-
-
-def count_model(problem: Problem) -> CountModel:
-    """Build the group-count form of ``problem``.
-
-    Without measured pair traffic, a component's executors are split into classes of equal
-    (CPU, memory) (one class per component unless ``executor_cpu`` overrides some); the
-    per-pair weight between classes of components u and v is Eq. 1's
-    ``traffic(u→v)/(|u||v|) + traffic(v→u)/(|u||v|)``. With measured pair traffic every
-    executor is a class of its own and the weights are the measured rates.
-    """
-    topology = problem.topology
-    nodes = usable_nodes(problem)
-    if topology.has_measured_traffic:
-        classes = tuple(
-            TaskClass(e.component, (e.id,), e.cpu, e.memory_mb) for e in topology.executors
-        )
-        index = {cls.executors[0]: c for c, cls in enumerate(classes)}
-        size = len(classes)
-        weight = [[0.0] * size for _ in range(size)]
-        constant = 0.0
-        for src, dst, rate in topology.pair_traffics():
-            if src not in index or dst not in index:
-                continue
-            a, b = index[src], index[dst]
-            if a == b:
-                constant += rate
-            else:
-                weight[a][b] += rate
-                weight[b][a] += rate
-        return CountModel(classes, tuple(map(tuple, weight)), constant, nodes, False)
-
-    classes_list: list[TaskClass] = []
-    component_classes: dict[str, list[int]] = {}
-    for comp in topology.components:
-        buckets: dict[tuple[float, float], list[str]] = {}
-        for e in topology.executors_of(comp.id):
-            buckets.setdefault((e.cpu, e.memory_mb), []).append(e.id)
-        component_classes[comp.id] = []
-        for (cpu, mem), ids in buckets.items():
-            component_classes[comp.id].append(len(classes_list))
-            classes_list.append(TaskClass(comp.id, tuple(ids), cpu, mem))
-    size = len(classes_list)
-    weight = [[0.0] * size for _ in range(size)]
-    by_id = topology.component_by_id
-    for edge in topology.merged_edges:
-        if edge.traffic <= 0:
-            continue
-        per_pair = edge.traffic / (by_id[edge.source].parallelism * by_id[edge.target].parallelism)
-        for a in component_classes[edge.source]:
-            for b in component_classes[edge.target]:
-                weight[a][b] += per_pair
-                weight[b][a] += per_pair
-    return CountModel(tuple(classes_list), tuple(map(tuple, weight)), 0.0, nodes, True)
-
-
-def _fits(cpu: float, mem: float, node: Node) -> bool:
-    return cpu <= node.cpu + EPSILON and mem <= node.memory_mb + EPSILON
-
-
-def _room(node: Node, cpu: float, mem: float, cls: TaskClass, limit: int) -> int:
-    """How many executors of ``cls`` (at most ``limit``) fit beside ``cpu``/``mem``."""
-    if cls.cpu > 0:
-        limit = min(limit, int((node.cpu + EPSILON - cpu) // cls.cpu))
-    if cls.memory_mb > 0 and node.memory_mb != math.inf:
-        limit = min(limit, int((node.memory_mb + EPSILON - mem) // cls.memory_mb))
-    return max(limit, 0)
-
-
-def max_per_node(model: CountModel, cls: TaskClass, node: Node) -> int:
-    """How many executors of ``cls`` fit on an empty ``node``."""
-    limit = cls.size
-    if cls.cpu > 0:
-        limit = min(limit, int((node.cpu + EPSILON) // cls.cpu))
-    if cls.memory_mb > 0 and node.memory_mb != math.inf:
-        limit = min(limit, int((node.memory_mb + EPSILON) // cls.memory_mb))
-    return max(limit, 0)
 
 
 # --------------------------------------------------------------------------------------
@@ -290,12 +138,12 @@ def solve_dp(
         for d, w in neighbours[c]:
             best_product = 0
             for a in range(1, sizes[c] + 1):
-                b = _room(big, a * cpu[c], a * mem[c], classes[d], sizes[d])
+                b = room_for(big, a * cpu[c], a * mem[c], classes[d], sizes[d])
                 if b <= 0:
                     break
                 best_product = max(best_product, a * b)
-            beside_c = _room(big, cpu[c], mem[c], classes[d], sizes[d])
-            beside_d = _room(big, cpu[d], mem[d], classes[c], sizes[c])
+            beside_c = room_for(big, cpu[c], mem[c], classes[d], sizes[d])
+            beside_d = room_for(big, cpu[d], mem[d], classes[c], sizes[c])
             pair_bounds.append((c, d, w, best_product, beside_c, beside_d))
 
     def upper(vec: Sequence[int], nodes_left: int) -> float:
@@ -527,7 +375,7 @@ def solve_milp(model: CountModel, *, time_limit: float, ignore_traffic: bool = F
                     if len(bc) * len(bd) <= _Z_PAIR_LIMIT:
                         for k, vc in enumerate(bc, start=1):
                             for m, vd in enumerate(bd, start=1):
-                                if not _fits(
+                                if not fits_on(
                                     k * cc.cpu + m * cd.cpu,
                                     k * cc.memory_mb + m * cd.memory_mb,
                                     nodes[n],
@@ -541,7 +389,7 @@ def solve_milp(model: CountModel, *, time_limit: float, ignore_traffic: bool = F
                             bc, bd, cc, cd = bd, bc, cd, cc
                         for k, vc in enumerate(bc, start=1):
                             # y = b[c,n,k]·a[d,n]; a[d,n] ≤ what fits beside k of c
-                            m = _room(nodes[n], k * cc.cpu, k * cc.memory_mb, cd, len(bd))
+                            m = room_for(nodes[n], k * cc.cpu, k * cc.memory_mb, cd, len(bd))
                             if m <= 0:
                                 continue
                             y = new_var(-w, m, False)
@@ -647,8 +495,13 @@ def plan(
     time_limit: float = 30.0,
     dp_budget: int = 1_000_000,
     dp_max_states: int = 200_000,
+    budget: Budget = UNLIMITED,
 ) -> Placement:
     """Place ``problem`` maximising φ exactly (or within the MILP's time limit).
+
+    ``budget`` (:mod:`scheduler_py.model.budget`) caps ``time_limit``; when the cap stops
+    HiGHS before it proves the optimum, the incumbent is returned with
+    ``report["budget_exhausted"]`` and its proven gap.
 
     Parameters
     ----------
@@ -681,6 +534,8 @@ def plan(
         raise SchedulingError(f"optimal: method must be auto, dp or milp, got {method!r}")
     started = time.perf_counter()
     check_feasible(problem)
+    capped = budget.cap(time_limit) < time_limit
+    time_limit = max(0.01, budget.cap(time_limit))
     model = count_model(problem)
     solution: _Solution | None = None
     used = method
@@ -704,7 +559,7 @@ def plan(
     counts = solution.counts
     status = solution.status
     if counts is None:  # time limit without an incumbent: heuristic + the MILP's bound
-        from scheduler_py.algorithms import tdls
+        from scheduler_py.algorithms.topdown import tdls
 
         try:
             counts = model.counts_of(tdls.plan(problem).node_of)
@@ -753,4 +608,7 @@ def plan(
         "seconds": time.perf_counter() - started,
         **solution.detail,
     }
+    if capped and not solution.proven:
+        report["budget_exhausted"] = True
+        report["budget_note"] = f"MILP stopped at {time_limit:.2f} s with gap {gap:.1%}"
     return Placement(problem.topology.id, node_of, report=report)

@@ -42,6 +42,7 @@ import math
 from collections.abc import Sequence
 from functools import cached_property
 
+from scheduler_py.algorithms.partition import part_graph
 from scheduler_py.algorithms.registry import register
 from scheduler_py.model.capacity import check_feasible, usable_nodes
 from scheduler_py.model.cost import imc_gain
@@ -104,8 +105,6 @@ def _partition(graph: _Graph, targets: Sequence[Node], seed: int, recursive: boo
     k = len(targets)
     if k == 1 or not graph.ids:
         return [0] * len(graph.ids)
-    import pymetis
-
     xadj, adjncy, vweights, eweights = graph.csr
     if len(adjncy) == 0:  # no traffic at all: METIS needs edges; balance by CPU alone
         order = sorted(range(len(graph.ids)), key=lambda v: (-graph.cpu[v], v))
@@ -119,16 +118,16 @@ def _partition(graph: _Graph, targets: Sequence[Node], seed: int, recursive: boo
     total = sum(max(n.cpu, EPSILON) for n in targets)
     tpwgts = [max(n.cpu, EPSILON) / total for n in targets[:-1]]
     tpwgts.append(max(0.0, 1.0 - sum(tpwgts)))  # sums to one exactly, as METIS requires
-    result = pymetis.part_graph(
+    return part_graph(
         k,
-        pymetis.CSRAdjacency(xadj, adjncy),
+        xadj,
+        adjncy,
         vweights=vweights,
         eweights=eweights,
         tpwgts=tpwgts,
         recursive=recursive,
-        options=pymetis.Options(seed=seed),
+        seed=seed,
     )
-    return list(result.vertex_part)
 
 
 def _map_parts(graph: _Graph, part: Sequence[int], targets: Sequence[Node]) -> list[int]:

@@ -37,7 +37,8 @@ References:
 
 from __future__ import annotations
 
-from scheduler_py.algorithms._groups import (
+from scheduler_py.algorithms.registry import register
+from scheduler_py.algorithms.topdown.groups import (
     AllocationFailure,
     NodePool,
     ensure_usable,
@@ -47,7 +48,6 @@ from scheduler_py.algorithms._groups import (
     single_task_failure,
     suggestion_hint,
 )
-from scheduler_py.algorithms.registry import register
 from scheduler_py.model.types import EPSILON, Placement, Problem
 
 

@@ -313,7 +313,7 @@ def plan(
     biggest_mem = max(n.memory_mb for n in nodes)
     cpu_of = {e.id: e.cpu for e in executors}
     if normalise_speed:
-        from scheduler_py.algorithms.t3 import measured_cpu_in_reference_units
+        from scheduler_py.algorithms.t3.plan import measured_cpu_in_reference_units
 
         cpu_of |= measured_cpu_in_reference_units(problem)
     for executor in executors:

@@ -1,0 +1,1 @@
+"""Paper 003: R-Storm, resource-aware scheduling. Notes: ``docs/algorithms/003-rstorm.md``."""
