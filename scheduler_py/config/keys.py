@@ -206,8 +206,7 @@ RECONFIG = (
     _reconfig(
         "algorithm",
         "tdls",
-        "algorithm of re-plans (place with `rstorm`, re-plan with `tdls`); "
-        "empty: the topology's",
+        "algorithm of re-plans (place with `rstorm`, re-plan with `tdls`); empty: the topology's",
     ),
     _reconfig("change.threshold", 0.25, "θ: relative L1 change of the measured costs that counts"),
     _reconfig("change.windows", 2, "m: consecutive aggregates above θ"),
