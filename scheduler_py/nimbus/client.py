@@ -276,9 +276,13 @@ class NimbusCtl:
     def kill(self, name: str, wait_secs: int = 0) -> None:
         self._call("killTopologyWithOpts", name, nimbus_idl().KillOptions(wait_secs=wait_secs))
 
-    def rebalance(self, name: str, wait_secs: int = 0) -> None:
-        """Storm's ``rebalance`` transition with ``wait_secs`` (no parallelism change)."""
-        self._call("rebalance", name, nimbus_idl().RebalanceOptions(wait_secs=wait_secs))
+    def rebalance(self, name: str, wait_secs: int = 0, conf: dict | None = None) -> None:
+        """Storm's ``rebalance`` transition with ``wait_secs`` (no parallelism change);
+        ``conf`` entries are merged into the topology's conf (``topology_conf_overrides``)."""
+        options = nimbus_idl().RebalanceOptions(wait_secs=wait_secs)
+        if conf:
+            options.topology_conf_overrides = json.dumps(conf)
+        self._call("rebalance", name, options)
 
     def assignment(self, name: str) -> frozenset[tuple[int, int, str, int]] | None:
         """Where Nimbus assigned each executor of topology ``name`` (or id), as
