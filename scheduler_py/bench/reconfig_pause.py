@@ -505,7 +505,7 @@ def _comparison_table(comparison: Mapping[str, Any], settings: Mapping[str, Any]
             label,
             str(row["runs"]),
             fmt(row["pause_s_median"], ".2f"),
-            f"{fmt(row["pause_s_min"], ".2f")}–{fmt(row["pause_s_max"], ".2f")}",
+            f"{fmt(row['pause_s_min'], '.2f')}–{fmt(row['pause_s_max'], '.2f')}",
             fmt(row["steady_s_median"], ".1f"),
             fmt(row["workers_restarted_median"], "g"),
             str(row["replayed"]),
