@@ -55,7 +55,7 @@ def slot_groups(
     groups: dict[WorkerSlot, set[WorkerSlot]] = {}
     for slot in list(parent):
         groups.setdefault(find(slot), set()).add(slot)
-    return sorted((frozenset(g) for g in groups.values()), key=lambda g: sorted(g))
+    return sorted((frozenset(g) for g in groups.values()), key=_order)
 
 
 def stage(proposal: Proposal, share: float) -> tuple[Proposal, int]:
@@ -74,7 +74,7 @@ def stage(proposal: Proposal, share: float) -> tuple[Proposal, int]:
         evaluation = evaluate(problem, placement_from_slots(problem.topology.id, slots, "stage"))
         restarts = restarted_workers(running, slots)
         saved = proposal.running.interworker_traffic - evaluation.interworker_traffic
-        ranked.append((-saved / max(1, restarts), sorted(group), group, restarts))
+        ranked.append((-saved / max(1, restarts), _order(group), group, restarts))
     ranked.sort(key=lambda item: (item[0], item[1]))
     chosen: set[WorkerSlot] = set()
     used = 0
@@ -94,6 +94,10 @@ def stage(proposal: Proposal, share: float) -> tuple[Proposal, int]:
         workers_stopped=len(set(running.values()) - set(slots.values())),
     )
     return first, stages
+
+
+def _order(group: frozenset[WorkerSlot]) -> list[tuple[str, int]]:
+    return sorted((slot.node, slot.port) for slot in group)
 
 
 def _apply(

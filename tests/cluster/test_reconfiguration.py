@@ -33,9 +33,9 @@ from pathlib import Path
 
 import pytest
 
+from scheduler_py.devtools.ledger import read_ledgers
 from scheduler_py.monitoring.zk import MonitorStore, connect
 from scheduler_py.reconfig.history import TERMINAL, History
-from scheduler_py.devtools.ledger import read_ledgers
 from tests.cluster.waiting import wait_until
 
 pytestmark = pytest.mark.cluster
