@@ -48,6 +48,8 @@ log = logging.getLogger(__name__)
 
 MESSAGE_TIMEOUT_KEY = keys.MESSAGE_TIMEOUT.name
 REBALANCING = "REBALANCING"
+NIMBUS_POLL_SECS = 0.1
+"""between two looks at Nimbus's status and assignment (4 Thrift calls each)"""
 
 LiveSource = Callable[[str], Mapping[str, LiveWorker]]
 """topology id -> its workers' live counters (``{}`` when none are published)"""
@@ -216,7 +218,7 @@ def wait_in_effect(steps: Steps, name: str, proposal: Proposal, timeout: float) 
             break
         if status != REBALANCING and wanted <= assigned:
             return True, "Nimbus's assignment"
-        steps.sleep(0.05)
+        steps.sleep(NIMBUS_POLL_SECS)
     else:
         return False, f"Nimbus status {status}, assignment differs from the plan"
 
@@ -231,7 +233,7 @@ def wait_in_effect(steps: Steps, name: str, proposal: Proposal, timeout: float) 
     while steps.nimbus.status(proposal.topology_id) == REBALANCING:
         if steps.clock() >= deadline:
             return False, "the topology stayed REBALANCING"
-        steps.sleep(0.05)
+        steps.sleep(NIMBUS_POLL_SECS)
     return True, "a round's snapshot"
 
 
