@@ -138,6 +138,9 @@ def test_rebalance_path_is_confirmed_by_nimbus_assignment_without_waiting_for_a_
     assert nimbus.calls == ["deactivate", "rebalance 0", "activate"]
     assert entry["workers_restarted_measured"] >= 1
     assert entry["stages"] == 1 and "measured_before" in entry
+    # the td plan puts everything in one worker that restarts: resumed as soon as the old
+    # processes are gone, before the new one is up (Storm gates its spouts on connections)
+    assert entry["early_resume"] is True
 
 
 def test_slot_groups_link_slots_that_exchange_executors():

@@ -21,9 +21,13 @@ Option B of ``docs/algorithms/000-topdown.md`` ("Reconfiguration"), made fast (i
    armed plan; the shim writes exactly it (``storm_plugin/.../PlanApplier.java``), and a
    supervisor restarts only the workers whose executor set changed. The plan is in effect
    when Nimbus's assignment shows it (or, when Nimbus cannot tell, a round's snapshot);
-   then the restarted workers must publish live counters again (started after the
-   deactivation);
-4. **resume**: Nimbus ``activate``, always — also after a failure or a timeout.
+4. **resume**: Nimbus ``activate``, always — also after a failure or a timeout. When every
+   worker of the plan (re)starts (:func:`resumes_early`), as soon as the old worker
+   processes are gone (their live znodes); Storm's new workers hold their spouts until all
+   their connections are ready, so nothing is sent into a worker that is not up and the
+   multilang spouts start while the worker comes up. Otherwise once the restarted workers
+   publish live counters again (started after the deactivation). Either way the entry is
+   completed once every worker of the plan publishes.
 
 Every step is journaled (``scheduler_py/reconfig/history.py``) before it is taken, so a
 restarted brain can finish it (``scheduler_py/reconfig/recovery.py``).
@@ -113,14 +117,21 @@ def carry_out(
                 "status); resumed with the placement unchanged",
             }
             return outcome
+        blocked_at = deactivated_at
         applied_at = steps.clock()
-        note, restarted = wait_workers(steps, proposal, deactivated_at, config)
-        record(
-            state="resuming",
-            applied_secs=applied_at - deactivated_at,
-            workers_up_secs=steps.clock() - applied_at,
-        )
-        outcome = {"state": "completed", "workers": note, "workers_restarted_measured": restarted}
+        early = resumes_early(proposal) and old_workers_gone(steps, proposal, blocked_at, config)
+        if early:  # every worker of the plan is new: Storm holds its spouts until connected
+            record(state="resuming", applied_secs=applied_at - blocked_at, early_resume=True)
+            outcome |= resume(steps, name, blocked_at)
+            deactivated_at = None  # resumed: the finally clause must not activate again
+        note, restarted = wait_workers(steps, proposal, blocked_at, config)
+        if not early:
+            record(
+                state="resuming",
+                applied_secs=applied_at - blocked_at,
+                workers_up_secs=steps.clock() - applied_at,
+            )
+        outcome |= {"state": "completed", "workers": note, "workers_restarted_measured": restarted}
     except Exception as error:  # whatever happens, the topology is resumed below
         log.exception("reconfiguration of %s failed", name)
         outcome = {"state": "failed", "reason": f"{type(error).__name__}: {error}"}
@@ -235,6 +246,37 @@ def wait_in_effect(steps: Steps, name: str, proposal: Proposal, timeout: float) 
             return False, "the topology stayed REBALANCING"
         steps.sleep(NIMBUS_POLL_SECS)
     return True, "a round's snapshot"
+
+
+def resumes_early(proposal: Proposal) -> bool:
+    """Whether the topology may be activated before its new workers are up: when every
+    worker of the plan (re)starts. A new Storm worker holds its executors until all its
+    outbound connections are ready (storm-client ``WorkerState.
+    activateWorkerWhenAllConnectionsReady``), so no tuple is sent to a worker that is not up;
+    a worker that keeps running has no such gate and could send into a restarting one (the
+    transfer drops it, a replay follows), so then the controller waits for the restarted
+    workers first."""
+    return proposal.restarting() == proposal.workers()
+
+
+def old_workers_gone(
+    steps: Steps, proposal: Proposal, since: float, config: TriggerConfig
+) -> bool:
+    """Wait until no worker process of the old placement that the plan stops or restarts
+    still runs (its live znode is gone or belongs to a worker started after ``since``):
+    activating earlier would let an old spout emit tuples that die with its process."""
+    if steps.live is None:
+        return False
+    old = {f"{s.node}:{s.port}" for s in proposal.view.current_slots.values()}
+    kept = proposal.workers() - proposal.restarting()
+    since_ms = int(since * 1000)
+    deadline = steps.clock() + config.apply_timeout_secs
+    while steps.clock() < deadline:
+        current = steps.live(proposal.topology_id)
+        if all(k not in current or current[k].started_ms > since_ms for k in old - kept):
+            return True
+        steps.sleep(config.drain_poll_secs)
+    return False
 
 
 def wait_workers(
