@@ -1,9 +1,20 @@
-"""Issue 7: what one drain-out reconfiguration costs a running topology, and what it buys.
+"""Issues 7 and 17: what a reconfiguration costs a running topology — ours against Storm's
+own ``rebalance -w 0``.
 
 Starts its own isolated local cluster as :mod:`scheduler_py.bench.monitor_overhead` does
-(``deploy/cluster-up.sh`` in a temporary ``CLUSTER_DIR``, ``CLUSTER_PORT_OFFSET=3000``, the
-brain on with the reconfiguration controller — ``cluster-up.sh`` passes it ``--nimbus`` and
-``--state-dir`` —, the worker monitor on) and runs each workload **one at a time**:
+(``deploy/cluster-up.sh`` in a temporary ``CLUSTER_DIR``; ``--set port_offset=N``, default
+``$CLUSTER_PORT_OFFSET`` or 3000; the brain on with the reconfiguration controller, the
+worker monitor on with live counters every 0.2 s from ``deploy/monitor.yaml``).
+
+**The comparison** (issue 17, always run; :mod:`scheduler_py.bench.reconfig_paths` says
+exactly what is measured): word count with a message-id ledger, placed by ``even`` over 3
+workers, taken to the ``tdls`` plan by our path and by ``storm rebalance -w 0``,
+``repetitions`` (3) runs each, interleaved; a table with medians and ranges, PASS/MISS for
+the targets (our pause ≤ 3 s median with one worker restarted, shorter than Storm's, 0
+tuples lost), and ``summary.ours`` / ``summary.storm_rebalance`` in the JSON.
+
+**The per-workload table** (issue 7, only with ``--set topologies=wordcount,linear``), for
+each workload one at a time:
 
 1. submit it placed by ``even`` over its 3 workers (``scheduler.brain.algorithm=even``),
    with the monitor's hooks named explicitly (``TrafficHook`` + ``MonitorShellLogHandler``:
@@ -570,7 +581,7 @@ def run(options: BenchOptions) -> None:
     report.line(
         f"placed by {settings['start']}, re-planned by {settings['algorithm']} (operator "
         f"replan); warm-up {settings['warmup']:g} s, interval {settings['interval']:g} s, "
-        f"spout interval {settings['spout_interval_ms']} ms, aggregation "
+        f"spout interval {settings['compare_spout_interval_ms']} ms, aggregation "
         f"{'on' if aggregate else 'off'}"
     )
     png, json_path = report.output_paths(options, NAME)

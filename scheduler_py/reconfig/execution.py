@@ -259,9 +259,7 @@ def resumes_early(proposal: Proposal) -> bool:
     return proposal.restarting() == proposal.workers()
 
 
-def old_workers_gone(
-    steps: Steps, proposal: Proposal, since: float, config: TriggerConfig
-) -> bool:
+def old_workers_gone(steps: Steps, proposal: Proposal, since: float, config: TriggerConfig) -> bool:
     """Wait until no worker process of the old placement that the plan stops or restarts
     still runs (its live znode is gone or belongs to a worker started after ``since``):
     activating earlier would let an old spout emit tuples that die with its process."""
