@@ -53,8 +53,10 @@ def test_totals_survive_a_worker_restart():
 
 
 def test_lost_ids_go_to_the_first_run_they_were_unacked_after():
-    ends = [frozenset({"a", "b"}), frozenset({"b", "c"}), frozenset({"d"})]
-    assert attribute_lost(ends, final=frozenset({"b", "c"})) == [1, 1, 0]
+    ends = [frozenset({"a", "b"}), frozenset({"b", "c"}), frozenset({"d", "e"})]
+    starts = [frozenset(), frozenset({"b"}), frozenset({"e"})]  # e went missing in a reset
+    final = frozenset({"b", "c", "e"})
+    assert attribute_lost(starts, ends, final) == [1, 1, 0]
 
 
 def test_summary_has_exactly_the_issue_fields():

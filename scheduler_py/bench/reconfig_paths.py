@@ -2,8 +2,8 @@
 topology and the same placement change, observed from the outside.
 
 Both paths take word count from ``even`` over 3 workers to the ``tdls`` plan (one worker:
-one restart, two stopped) and are reset to ``even`` between runs (a Storm rebalance whose
-``topology_conf_overrides`` set ``scheduler.brain.algorithm``, not measured). They alternate,
+one restart, two stopped) and are reset to ``even`` between runs (by our path, not
+measured). They alternate,
 ours first in odd repetitions and Storm's first in even ones:
 
 * **ours**: ``replan --algorithm tdls`` through the brain (deactivate, observed drain,
@@ -26,7 +26,8 @@ message-id ledger (``scheduler_py/devtools/ledger.py``):
 * **replayed**: ledger replay lines (``R``) written during the run;
 * **lost**: ids unacked at the end of a run that are still unacked after the final drain at
   the end of the benchmark (deactivate, wait for the acks), attributed to the first run at
-  whose end they were unacked;
+  whose end they were unacked and not at whose start (resets go by our lossless path; an
+  id failed just before the final deactivation is never replayed and counts too);
 * **p99 latency spike**: not measured — the ledger has no timestamps and Storm's
   ``complete_ms_avg`` is an average over minutes; reported as ``null``.
 """
@@ -198,15 +199,19 @@ def summarise(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def attribute_lost(unacked_at_end: Sequence[frozenset[str]], final: frozenset[str]) -> list[int]:
+def attribute_lost(
+    unacked_at_start: Sequence[frozenset[str]],
+    unacked_at_end: Sequence[frozenset[str]],
+    final: frozenset[str],
+) -> list[int]:
     """Per run: ids still unacked after the final drain that were first seen unacked at the
-    end of that run."""
+    end of that run (not at its start: those went missing before it, e.g. in a reset)."""
     seen: set[str] = set()
     lost = []
-    for unacked in unacked_at_end:
-        new = (unacked & final) - seen
-        lost.append(len(new))
-        seen |= unacked
+    for start, end in zip(unacked_at_start, unacked_at_end, strict=True):
+        seen |= start
+        lost.append(len((end & final) - seen))
+        seen |= end
     return lost
 
 
@@ -264,10 +269,15 @@ def storm_rebalance(comparison: Comparison, algorithm: str) -> None:
 
 
 def reset(comparison: Comparison, workers: int = 3) -> None:
-    """Back to the starting placement (not measured), then let the throughput settle."""
+    """Back to the starting placement (not measured) by our lossless path — Storm's
+    rebalance would lose in-flight ids and blur the attribution — falling back to Storm's
+    rebalance if ours does not complete; then let the throughput settle."""
     cluster = comparison.cluster
     if cluster.workers(comparison.name) != workers:
-        storm_rebalance(comparison, comparison.start)
+        outcome, _ = comparison.replan(comparison.start)
+        if outcome != "completed":
+            comparison.say(f"  reset by our path: {outcome}; resetting by storm rebalance")
+            storm_rebalance(comparison, comparison.start)
         _wait(
             lambda: cluster.workers(comparison.name) == workers,
             SETTLE_TIMEOUT_S,
@@ -278,7 +288,7 @@ def reset(comparison: Comparison, workers: int = 3) -> None:
 
 def one_run(comparison: Comparison, path: str) -> dict[str, Any]:
     """One measured placement change by ``path`` (``ours`` or ``storm_rebalance``)."""
-    replays_before, _ = ledger_state(comparison.ledger_dir)
+    replays_before, unacked_before = ledger_state(comparison.ledger_dir)
     outcome, entry = "completed", None
     with Sampler(comparison.live) as sampler:
         time.sleep(BEFORE_S + 1.0)
@@ -299,6 +309,7 @@ def one_run(comparison: Comparison, path: str) -> dict[str, Any]:
         path=path,
         outcome=outcome,
         replayed=replays_after - replays_before,
+        unacked_at_start=unacked_before,
         unacked_at_end=unacked,
         sample_errors=sampler.errors,
         history_pause_s=(entry or {}).get("pause_secs"),
@@ -320,7 +331,7 @@ def compare(comparison: Comparison, repetitions: int) -> dict[str, Any]:
                 run = one_run(comparison, path)
             except Exception as error:  # one failed run is a row, not a crash
                 run = {"path": path, "outcome": f"error: {type(error).__name__}: {error}"}
-                run["unacked_at_end"] = frozenset()
+                run["unacked_at_start"] = run["unacked_at_end"] = frozenset()
             run["repetition"] = repetition + 1
             comparison.say(
                 f"  {path} #{repetition + 1}: pause {_fmt(run.get('pause_s'))} s, steady "
@@ -339,9 +350,9 @@ def compare(comparison: Comparison, repetitions: int) -> dict[str, Any]:
     except TimeoutError as error:
         comparison.say(f"  final drain: {error}")
     final = ledger_state(comparison.ledger_dir)[1]
-    for run, lost in zip(
-        runs, attribute_lost([r.pop("unacked_at_end") for r in runs], final), strict=True
-    ):
+    starts = [r.pop("unacked_at_start") for r in runs]
+    ends = [r.pop("unacked_at_end") for r in runs]
+    for run, lost in zip(runs, attribute_lost(starts, ends, final), strict=True):
         run["lost"] = lost
     return {
         "runs": runs,
