@@ -66,7 +66,14 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_py.bench import reconfig_paths, report
-from scheduler_py.bench.monitor_overhead import DEPLOY, _aligned, _Cluster, mean, step_rate
+from scheduler_py.bench.monitor_overhead import (
+    DEPLOY,
+    PORT_OFFSET,
+    _aligned,
+    _Cluster,
+    mean,
+    step_rate,
+)
 from scheduler_py.bench.registry import BenchOptions, benchmark
 from scheduler_py.bench.report import MISSING, Table, fmt, ratio
 from scheduler_py.reconfig.history import TERMINAL
@@ -255,7 +262,7 @@ def traffic_note(result: Mapping[str, Any]) -> str | None:
 class _ReconfigCluster(_Cluster):
     """monitor_overhead's cluster, for any project and spout, and with the brain's controls."""
 
-    def __init__(self, directory: Path, aggregate: bool, port_offset: str) -> None:
+    def __init__(self, directory: Path, aggregate: bool, port_offset: str = PORT_OFFSET) -> None:
         super().__init__(directory, aggregate, port_offset)
         self.spouts: dict[str, str] = {}
 
