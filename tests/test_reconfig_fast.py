@@ -255,3 +255,23 @@ def test_a_negative_measured_gain_is_recorded_and_the_controller_backs_off(tmp_p
     measured = controller.history_of("wc")[-1]["measured"]
     assert measured["negative"] and measured["gain"] == pytest.approx(-0.75)
     assert controller._watches[topo.id].quiet_until >= time.time() + 3000
+
+
+def test_history_shows_the_measured_gain_and_the_stages():
+    from scheduler_py.cli.operator import render_history
+
+    before = measured_gain.measure(_aggregate([(1, 2, 10.0), (1, 3, 30.0)]))
+    after = measured_gain.measure(_aggregate([(1, 2, 36.0), (1, 3, 4.0)]))
+    entry = {
+        "started": 0,
+        "trigger": "change",
+        "state": "completed",
+        "pause_secs": 2.4,
+        "measured": measured_gain.compare(before, after, {}),
+        "stages": 3,
+        "plan_workers_restarted": 4,
+    }
+    text = render_history([entry])
+    assert "2.4s" in text
+    assert "measured inter-worker 75% → 10% (gain +65 points)" in text
+    assert "stage 1 of up to 3 (the whole plan restarts 4 workers)" in text
