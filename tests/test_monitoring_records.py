@@ -10,10 +10,10 @@ import json
 import pytest
 
 from scheduler_py.cli.aggregate import parse_duration
-from scheduler_py.monitoring.aggregate import (
+from scheduler_py.monitoring.aggregate import fit_znode
+from scheduler_py.monitoring.change import (
     apply_change,
     change_vector,
-    fit_znode,
     l1_relative,
     reference_document,
 )

@@ -18,7 +18,7 @@ from typing import Any
 
 from scheduler_py import __version__
 from scheduler_py.cli.logging_setup import configure_logging
-from scheduler_py.config import ConfigValueError, parse_key_values
+from scheduler_py.config import ConfigValueError, keys, parse_key_values
 from scheduler_py.model.errors import SchedulingError
 
 
@@ -180,8 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--monitor-root",
-        default="/scheduler-py",
-        help="ZooKeeper root of the monitoring znodes (default /scheduler-py)",
+        default=keys.MONITOR_ZK_ROOT.default,
+        help="ZooKeeper root of the monitoring znodes (default %(default)s)",
     )
     serve.add_argument("--log-file", help="log here instead of stderr")
     serve.add_argument("--log-level", default="INFO")

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_py.cli.logging_setup import configure_logging
-from scheduler_py.config import ConfigValueError, parse_key_values
+from scheduler_py.config import ConfigValueError, keys, parse_key_values
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="give up connecting to ZooKeeper after this long (default 15s)",
     )
     parser.add_argument(
-        "--root", default="/scheduler-py", help="monitoring root znode (default /scheduler-py)"
+        "--root",
+        default=keys.MONITOR_ZK_ROOT.default,
+        help="monitoring root znode (default /scheduler-py)",
     )
     parser.add_argument(
         "--window",

@@ -8,9 +8,10 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from scheduler_py.monitoring.aggregate import reference_document
+from scheduler_py.monitoring import znodes
+from scheduler_py.monitoring.change import reference_document
 from scheduler_py.monitoring.live import read_live
-from scheduler_py.monitoring.zk import MonitorStore, close_quietly
+from scheduler_py.monitoring.zk import MonitorStore, close_quietly, connect
 from scheduler_py.scheduling.interfaces import LiveWorker
 
 log = logging.getLogger(__name__)
@@ -19,21 +20,17 @@ log = logging.getLogger(__name__)
 class ZooKeeperLink:
     """One kazoo connection, opened on first use; kazoo reconnects by itself."""
 
-    def __init__(self, hosts: str, root: str = "/scheduler-py", timeout: float = 10.0) -> None:
+    def __init__(self, hosts: str, root: str = znodes.DEFAULT_ROOT, timeout: float = 10.0) -> None:
         self.hosts = hosts
-        self.root = "/" + root.strip("/")
+        self.root = znodes.normalise_root(root)
         self.timeout = timeout
         self._client: Any = None
         self._lock = threading.Lock()
 
     def _connected(self) -> Any:
-        from kazoo.client import KazooClient
-
         with self._lock:
             if self._client is None:
-                client = KazooClient(hosts=self.hosts, timeout=self.timeout)
-                client.start(timeout=self.timeout)
-                self._client = client
+                self._client = connect(self.hosts, self.timeout)
             return self._client
 
     def live(self, topology_id: str) -> Mapping[str, LiveWorker]:

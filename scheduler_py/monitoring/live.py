@@ -36,22 +36,21 @@ from typing import Any
 
 from kazoo.exceptions import NoNodeError
 
+from scheduler_py.monitoring import znodes
 from scheduler_py.scheduling.interfaces import LiveTask, LiveWorker
 
 log = logging.getLogger(__name__)
 
 VERSION = 1
-DEFAULT_ROOT = "/scheduler-py"
-LIVE_DIR = "live"
+DEFAULT_ROOT = znodes.DEFAULT_ROOT
 _TASK_COUNTERS = ("emitted", "executed", "acked", "failed", "ack_init", "pending")
 _WARNED_LIMIT = 1024
 _warned: set[tuple[str, str]] = set()
 
 
 def live_path(topology_id: str | None = None, root: str = DEFAULT_ROOT) -> str:
-    """``<root>/live[/<topology-id>]``."""
-    path = "/" + root.strip("/") + "/" + LIVE_DIR
-    return path if topology_id is None else f"{path}/{topology_id}"
+    """``<root>/live[/<topology-id>]`` (:mod:`scheduler_py.monitoring.znodes`)."""
+    return znodes.live_path(root, topology_id)
 
 
 def _field(document: Mapping[str, Any], name: str, where: str) -> Any:

@@ -38,6 +38,7 @@ from typing import Any
 
 from scheduler_py.config import keys
 from scheduler_py.model.types import Edge, Topology
+from scheduler_py.monitoring import znodes
 
 log = logging.getLogger(__name__)
 
@@ -108,12 +109,12 @@ class ZooKeeperAggregates(MeasuredCostsSource):
     def __init__(
         self,
         hosts: str,
-        root: str = "/scheduler-py",
+        root: str = znodes.DEFAULT_ROOT,
         cache_secs: float = 5.0,
         timeout: float = 1.0,
     ) -> None:
         self.hosts = hosts
-        self.root = "/" + root.strip("/")
+        self.root = znodes.normalise_root(root)
         self.cache_secs = cache_secs
         self.timeout = timeout
         self._client = None
@@ -122,15 +123,13 @@ class ZooKeeperAggregates(MeasuredCostsSource):
         self._warned = False
 
     def _connected_client(self):
-        from kazoo.client import KazooClient
-        from kazoo.protocol.states import KazooState
+        from scheduler_py.monitoring.zk import connect_in_background
 
         with self._lock:
             if self._client is None:
-                self._client = KazooClient(hosts=self.hosts, timeout=10.0)
-                self._client.start_async()
+                self._client = connect_in_background(self.hosts)
             client = self._client
-        return client if client.state == KazooState.CONNECTED else None
+        return client if client.connected else None
 
     def aggregate(self, topology_id: str) -> Mapping[str, Any] | None:
         now = time.monotonic()
@@ -150,7 +149,7 @@ class ZooKeeperAggregates(MeasuredCostsSource):
 
         from scheduler_py.monitoring.records import CorruptRecord, decode
 
-        path = f"{self.root}/aggregate/{topology_id}"
+        path = znodes.aggregate_path(self.root, topology_id)
         try:
             data, _ = client.get_async(path).get(timeout=self.timeout)
             document = decode(data)

@@ -23,6 +23,7 @@ from typing import Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError, NotEmptyError
 
+from scheduler_py.monitoring import znodes
 from scheduler_py.monitoring.records import (
     CorruptRecord,
     WindowRecord,
@@ -33,9 +34,10 @@ from scheduler_py.monitoring.records import (
 
 log = logging.getLogger(__name__)
 
-DEFAULT_ROOT = "/scheduler-py"
+DEFAULT_ROOT = znodes.DEFAULT_ROOT
+WINDOW_PREFIX = znodes.WINDOW_PREFIX
+
 DEFAULT_HOSTS = "127.0.0.1:2181"
-WINDOW_PREFIX = "w-"
 ZNODE_LIMIT = 1_000_000
 """ZooKeeper's default ``jute.maxbuffer`` (a znode's data must stay below it)."""
 
@@ -78,27 +80,30 @@ def connect(hosts: str = DEFAULT_HOSTS, timeout: float = 10.0) -> KazooClient:
     return client
 
 
+def connect_in_background(hosts: str = DEFAULT_HOSTS, timeout: float = 10.0) -> KazooClient:
+    """A kazoo client that connects (and reconnects) in the background; check
+    ``client.connected`` before use. For the brain, which must never wait on ZooKeeper."""
+    client = KazooClient(hosts=hosts, timeout=timeout)
+    client.start_async()
+    return client
+
+
 class MonitorStore:
     """Reads and writes the monitoring znodes under ``root`` with a started kazoo client."""
 
     def __init__(self, client: KazooClient, root: str = DEFAULT_ROOT) -> None:
         self.client = client
-        self.root = "/" + root.strip("/")
+        self.root = znodes.normalise_root(root)
 
-    # -- paths --------------------------------------------------------------------------
+    # -- paths (scheduler_py/monitoring/znodes.py) ----------------------------------------
     def monitor_path(self, topology_id: str | None = None, worker: str | None = None) -> str:
-        path = f"{self.root}/monitor"
-        if topology_id is not None:
-            path += f"/{topology_id}"
-            if worker is not None:
-                path += f"/{worker}"
-        return path
+        return znodes.monitor_path(self.root, topology_id, worker)
 
     def aggregate_path(self, topology_id: str) -> str:
-        return f"{self.root}/aggregate/{topology_id}"
+        return znodes.aggregate_path(self.root, topology_id)
 
     def reference_path(self, topology_id: str) -> str:
-        return f"{self.root}/reference/{topology_id}"
+        return znodes.reference_path(self.root, topology_id)
 
     # -- reading --------------------------------------------------------------------------
     def _children(self, path: str) -> list[str]:
@@ -114,8 +119,8 @@ class MonitorStore:
     def known_topologies(self) -> set[str]:
         """Topologies with any monitoring znode: monitor, aggregate or reference."""
         names: set[str] = set()
-        for kind in ("monitor", "aggregate", "reference", "live"):
-            names.update(self._children(f"{self.root}/{kind}"))
+        for kind in znodes.KINDS:
+            names.update(self._children(znodes.kind_path(self.root, kind)))
         return names
 
     def load_windows(self, topology_id: str) -> list[RawWindow]:
@@ -186,7 +191,7 @@ class MonitorStore:
             self.monitor_path(topology_id),
             self.aggregate_path(topology_id),
             self.reference_path(topology_id),
-            f"{self.root}/live/{topology_id}",
+            znodes.live_path(self.root, topology_id),
         ):
             with contextlib.suppress(NoNodeError):
                 self.client.delete(path, recursive=True)

@@ -1,0 +1,104 @@
+"""The change signal (``docs/monitoring-format.md`` §4, ``change``): how far a topology's
+measured costs moved from a stored reference, which the reconfiguration trigger compares with
+θ (README, "Adaptive re-scheduling").
+
+x is the vector of CPU % per executor and tuples/s per executor pair (:func:`change_vector`);
+the signal is ``‖x − x_ref‖₁ / ‖x_ref‖₁`` computed for each of the two parts against its own
+reference, then averaged (:func:`l1_relative`). The aggregation job
+(``monitoring/aggregate.py``) fills every aggregate's ``change`` with :func:`apply_change`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+VERSION = 1
+"""Version of the reference document (``<root>/reference/<topology-id>``)."""
+
+
+def _range_key(start_end: Iterable[int]) -> str:
+    start, end = start_end
+    return f"{start}-{end}"
+
+
+def change_vector(document: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """x of the change signal: CPU % per executor and tuples/s per executor pair."""
+    return {
+        "cpu": {
+            _range_key((e["task_start"], e["task_end"])): float(e["cpu_percent"])
+            for e in document.get("executors", ())
+        },
+        "pairs": {
+            f"{_range_key(p['src'])}>{_range_key(p['dst'])}": float(p["tuples_per_s"])
+            for p in document.get("pairs", ())
+        },
+    }
+
+
+def l1_relative(
+    x: Mapping[str, Mapping[str, float]], ref: Mapping[str, Mapping[str, float]]
+) -> float | None:
+    """The change signal: the mean over the parts (CPU % per executor, tuples/s per pair) of
+    each part's own ``‖x − ref‖₁ / ‖ref‖₁`` over the union of its keys (a key absent on one
+    side counts as 0). Each part is relative to its own reference, so θ means the same for
+    every topology whatever its traffic-to-CPU ratio (issue 17 item 5: summed in one norm,
+    traffic dominated and an 80-point CPU drop moved the signal by 0.3). A part whose
+    reference is all zeros counts 1 (100 %) when it is not zero now and is left out when it
+    is; ``None`` when every part's reference is all zeros and x is not (undefined)."""
+    changes: list[float] = []
+    referenced = moved = False
+    for part in ("cpu", "pairs"):
+        now, before = x.get(part, {}), ref.get(part, {})
+        distance = sum(abs(now.get(k, 0.0) - before.get(k, 0.0)) for k in set(now) | set(before))
+        norm = sum(abs(v) for v in before.values())
+        referenced, moved = referenced or norm > 0.0, moved or distance > 0.0
+        if norm > 0.0:
+            changes.append(distance / norm)
+        elif distance > 0.0:
+            changes.append(1.0)
+    if not referenced:
+        return None if moved else 0.0
+    return sum(changes) / len(changes)
+
+
+def reference_document(document: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "v": VERSION,
+        "topology_id": document["topology_id"],
+        "computed_at_ms": document["computed_at_ms"],
+        **change_vector(document),
+    }
+
+
+def apply_change(
+    document: dict[str, Any], reference: Mapping[str, Any] | None, reset: bool = False
+) -> dict[str, Any] | None:
+    """Fill ``document["change"]``; returns the reference to store, or ``None`` to keep the
+    stored one. Without a reference (or with ``reset``), or when the stored one is
+    unusable, the document becomes the reference (distance 0). An aggregate without
+    records never becomes a reference."""
+    usable = (
+        isinstance(reference, Mapping)
+        and isinstance(reference.get("cpu"), Mapping)
+        and isinstance(reference.get("pairs"), Mapping)
+    )
+    if reset or not usable:
+        if document.get("records", 0) == 0:
+            document["change"] = {"l1_relative": None, "reference_computed_at_ms": None}
+            return None
+        document["change"] = {
+            "l1_relative": 0.0,
+            "reference_computed_at_ms": document["computed_at_ms"],
+        }
+        return reference_document(document)
+    assert reference is not None
+    document["change"] = {
+        "l1_relative": _maybe_round(l1_relative(change_vector(document), reference)),
+        "reference_computed_at_ms": reference.get("computed_at_ms"),
+    }
+    return None
+
+
+def _maybe_round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
