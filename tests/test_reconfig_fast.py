@@ -244,9 +244,9 @@ def test_a_negative_measured_gain_is_recorded_and_the_controller_backs_off(tmp_p
         },
         report={"total_traffic": 40.0, "interworker_before": 30.0, "interworker_after": 4.0},
     )
-    from scheduler_py.reconfig.controller import _FollowUp
+    from scheduler_py.reconfig.follow_up import FollowUp
 
-    controller._follow[topo.id] = _FollowUp("r1", "wc", 5000)
+    controller._follow[topo.id] = FollowUp("r1", "wc", 5000)
     costs.doc = _aggregate([(1, 3, 40.0)], computed=9000, start=4000)  # too early
     controller.check_once()
     assert "measured" not in controller.history_of("wc")[-1]

@@ -21,7 +21,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from typing import Any
 
 from scheduler_py.model.cost import node_loads
@@ -29,6 +29,7 @@ from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.types import EPSILON
 from scheduler_py.reconfig import measured_gain
 from scheduler_py.reconfig.execution import LiveSource, Steps, carry_out
+from scheduler_py.reconfig.follow_up import FollowUp, follow_up
 from scheduler_py.reconfig.history import History
 from scheduler_py.reconfig.recovery import recover
 from scheduler_py.reconfig.staging import stage
@@ -89,7 +90,7 @@ class Controller:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._warned: set[str] = set()
-        self._follow: dict[str, _FollowUp] = {}
+        self._follow: dict[str, FollowUp] = {}
         self._stages: dict[str, tuple[int, int]] = {}
         """topology id -> (stages, workers the whole plan restarts) of its last proposal"""
 
@@ -402,7 +403,7 @@ class Controller:
             watch = self._watches.get(topology_id)
             now = self.clock()
             if outcome.get("state") == "completed":
-                self._follow[topology_id] = _FollowUp(
+                self._follow[topology_id] = FollowUp(
                     entry_id, name, int(outcome.get("resumed_at", now) * 1000)
                 )
                 if watch is not None:
@@ -472,34 +473,7 @@ class Controller:
         if follow is None or not measured_gain.is_after(aggregate, follow.resumed_ms):
             return watch, None
         del self._follow[topo.id]
-        entry = next((e for e in self.history.entries(topo.name) if e["id"] == follow.entry_id), {})
-        after = measured_gain.measure(aggregate)
-        if after is None:
-            return watch, None
-        recorded = entry.get("measured_before")
-        before = measured_gain.Measured(**recorded) if isinstance(recorded, dict) else None
-        measured = measured_gain.compare(before, after, entry.get("report") or {})
-        self.history.record(topo.name, follow.entry_id, measured=measured)
-        line = measured_gain.summary(measured)
-        if measured["negative"]:
-            log.warning(
-                "reconfiguration %s of %s: %s; no automatic reconfiguration of it for %gs",
-                follow.entry_id,
-                topo.name,
-                line,
-                config.regret_backoff_secs,
-            )
-            quiet = max(watch.quiet_until, now + config.regret_backoff_secs)
-            return replace(watch, quiet_until=quiet), None
-        log.info("reconfiguration %s of %s: %s", follow.entry_id, topo.name, line)
-        stages = int(entry.get("stages") or 1)
-        if stages <= 1:
-            return watch, None
-        return watch, Trigger(
-            "staged",
-            f"next stage of a plan staged in {stages} (previous stage measured: {line})",
-            {"stages_left": stages - 1},
-        )
+        return follow_up(self.history, topo.name, follow.entry_id, aggregate, watch, config, now)
 
     # -- recovery after a brain restart ------------------------------------------------
     def _recover_with_retries(self) -> None:
@@ -518,15 +492,6 @@ class Controller:
         """Finish the journal entries a previous brain process left open."""
         if self.nimbus is not None:
             recover(self.history, self._steps(), lambda: self._latest(required=False))
-
-
-@dataclass(frozen=True)
-class _FollowUp:
-    """A completed reconfiguration whose measured gain is still to be recorded."""
-
-    entry_id: str
-    name: str
-    resumed_ms: int
 
 
 def _overloaded(view: TopologyView) -> tuple[str, ...]:
