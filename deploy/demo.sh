@@ -41,15 +41,14 @@ mkdir -p "$(dirname "$control")"
 printf '{"interval_ms": %s, "split_cpu_ms": %s}\n' "$INTERVAL_MS" "$HEAVY_CPU_MS" >"$control"
 
 echo "== submitting word count: split bolts burn ${HEAVY_CPU_MS} ms CPU per sentence;" \
-  "placed by $ALGORITHM, re-planned by td, ${NODE_CAP}% CPU per supervisor"
+  "placed by $ALGORITHM, re-planned by tdls, ${NODE_CAP}% CPU per supervisor"
 "$DEPLOY/submit-topology.sh" wordcount wordcount -f --wait=20 \
   -o "scheduler.brain.algorithm=$ALGORITHM" \
-  -o "scheduler.reconfig.algorithm=td" \
   -o "scheduler.brain.node.cpu.cap=$NODE_CAP" \
   -o "topology.component.cpu.pcore.percent=5" \
   -o "topology.disable.loadaware.messaging=true" \
   -o "topology.max.spout.pending=50" \
-  -o "scheduler.reconfig.change.threshold=0.15" \
+  -o "scheduler.reconfig.change.threshold=0.2" \
   -o "scheduler.reconfig.change.windows=3" \
   -o "scheduler.reconfig.warmup.secs=30" \
   -o "wordcount.control.file=$control"
@@ -65,8 +64,10 @@ if [[ "$(env_of AGGREGATE_STARTED)" != yes ]]; then
   exit 0
 fi
 echo "== measured by the worker monitor, aggregated by PySpark (waiting for 30 s of data)"
+# an aggregate computed after those 30 s (metrics says so plainly if the aggregation is behind)
 "$SPY" metrics wordcount --nimbus "$nimbus" --zookeeper "$zk" \
-  --wait "${DEMO_METRICS_WAIT_SECS:-180}" --min-windows 3
+  --wait "${DEMO_METRICS_WAIT_SECS:-180}" --min-windows 3 \
+  --computed-after-ms "$(($(date +%s%3N) + 30000))"
 echo
 
 if [[ "$RECONFIGURE" == yes ]]; then
@@ -90,9 +91,21 @@ print(entries[-1]["state"] if entries else "")' || true)"
   if [[ "$state" == completed ]]; then
     "$SPY" placement wordcount --nimbus "$nimbus" --plan-log "$CLUSTER_DIR/logs/brain-plans.jsonl"
     echo
-    echo "== measured after the reconfiguration (waiting for a fresh aggregation window)"
-    sleep "${DEMO_AFTER_SECS:-45}"
-    "$SPY" metrics wordcount --nimbus "$nimbus" --zookeeper "$zk" | sed -n '/inter-worker/p'
+    echo "== measured after the reconfiguration (an aggregate whose window starts after the resume)"
+    resumed_ms="$("$SPY" history wordcount --json | "$VENV/bin/python" -c '
+import json, sys
+done = [e for e in json.load(sys.stdin) if e.get("state") == "completed"]
+print(int(done[-1]["resumed_at"] * 1000))')"
+    "$SPY" metrics wordcount --nimbus "$nimbus" --zookeeper "$zk" \
+      --wait "${DEMO_AFTER_SECS:-120}" --window-after-ms "$resumed_ms" |
+      sed -n '/NOTE\|inter-worker/p'
+    echo
+    echo "== the reconfiguration line: pause and measured gain (the brain records it from that aggregate)"
+    deadline=$((SECONDS + 60))
+    until "$SPY" history wordcount | grep -q "measured inter-worker" || ((SECONDS > deadline)); do
+      sleep 3
+    done
+    "$SPY" history wordcount | sed -n '/completed/,/measured inter-worker/p'
   else
     echo "no completed reconfiguration within the wait (last state: ${state:-none});" \
       "see $CLUSTER_DIR/logs/brain.log"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster.ledger import LedgerSummary, read_ledgers
+from scheduler_py.devtools.ledger import LedgerSummary, read_ledgers
 
 
 def _write(path: Path, text: str) -> None:

@@ -176,11 +176,24 @@ def test_l1_relative_over_the_union_of_keys():
     same = change_vector(doc({(1, 1): 10.0, (2, 2): 10.0}, {((1, 1), (2, 2)): 80.0}))
     assert l1_relative(same, ref) == 0.0
     moved = change_vector(doc({(1, 1): 20.0, (3, 3): 5.0}, {((1, 1), (2, 2)): 60.0}))
-    # |20-10| + |0-10| + |5-0| + |60-80| = 45 over 100
-    assert l1_relative(moved, ref) == pytest.approx(0.45)
+    # CPU: (|20-10| + |0-10| + |5-0|) / 20 = 1.25; pairs: |60-80| / 80 = 0.25; mean 0.75
+    assert l1_relative(moved, ref) == pytest.approx(0.75)
     zero = {"cpu": {}, "pairs": {}}
     assert l1_relative(zero, zero) == 0.0
     assert l1_relative(moved, zero) is None
+
+
+def test_change_signal_weighs_cpu_and_traffic_each_against_its_own_reference():
+    # issue 17: traffic-heavy topology (1000 tuples/s) whose CPU drops by 80 points
+    ref = change_vector(doc({(1, 1): 90.0, (2, 2): 10.0}, {((1, 1), (2, 2)): 1000.0}))
+    cpu_drop = change_vector(doc({(1, 1): 10.0, (2, 2): 10.0}, {((1, 1), (2, 2)): 1000.0}))
+    assert l1_relative(cpu_drop, ref) == pytest.approx(0.4)  # CPU 80 %, traffic 0 %
+    traffic_drop = change_vector(doc({(1, 1): 90.0, (2, 2): 10.0}, {((1, 1), (2, 2)): 200.0}))
+    assert l1_relative(traffic_drop, ref) == pytest.approx(0.4)  # the same share, same signal
+    new_pair = change_vector(doc({(1, 1): 90.0, (2, 2): 10.0}, {}))
+    no_traffic_ref = change_vector(doc({(1, 1): 90.0, (2, 2): 10.0}, {}))
+    assert l1_relative(ref, no_traffic_ref) == pytest.approx(0.5)  # traffic appeared: 100 %
+    assert l1_relative(new_pair, no_traffic_ref) == 0.0
 
 
 def test_first_aggregate_becomes_the_reference_then_change_is_measured():

@@ -74,7 +74,7 @@ def test_replan_follows_the_reconfiguration_to_its_end(brain, capsys):
     assert replan_main(["wc", "--algorithm", "td", "--brain", address, "--timeout", "30"]) == 1
     out = capsys.readouterr().out
     assert "started" in out and "draining" in out and "rolled_back" in out
-    assert nimbus.calls == ["deactivate", "activate"]
+    assert nimbus.calls == ["deactivate", "rebalance 0", "activate"]
     assert history_main(["wc", "--brain", address]) == 0
     assert "rolled_back" in capsys.readouterr().out
     assert history_main(["wc", "--state-dir", str(state), "--json"]) == 0

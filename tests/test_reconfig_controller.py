@@ -39,6 +39,12 @@ class FakeNimbus:
         self.calls.append("activate")
         self.state = "ACTIVE"
 
+    def rebalance(self, name, wait_secs=0):
+        self.calls.append(f"rebalance {wait_secs}")
+
+    def assignment(self, name):
+        return None  # like a cluster whose supervisors share a host: the round's snapshot tells
+
 
 class ScriptedLive:
     """Pending trees drain away over the first polls; restarted workers come back."""
@@ -155,7 +161,8 @@ def test_replan_drains_applies_and_resumes(tmp_path):
         entry = _wait_terminal(controller)
     assert entry["state"] == "completed", entry
     assert entry["states"] == ["accepted", "draining", "applying", "resuming", "completed"]
-    assert nimbus.calls == ["deactivate", "activate"] and nimbus.state == "ACTIVE"
+    assert nimbus.calls == ["deactivate", "rebalance 0", "activate"]
+    assert nimbus.state == "ACTIVE"
     assert entry["id"] == report["reconfiguration_id"]
     assert entry["pause_secs"] >= 0 and "drained after" in entry["drain"]
     applied = {(p[0], p[3], p[4]) for p in entry["storm_placement"]}
@@ -185,7 +192,8 @@ def test_plan_never_in_effect_rolls_back(tmp_path):
     controller.replan("wc", "td")  # no shim rounds: Nimbus never applies it
     entry = _wait_terminal(controller)
     assert entry["state"] == "rolled_back" and "did not put the plan in effect" in entry["reason"]
-    assert nimbus.calls == ["deactivate", "activate"] and controller.armed() == {}
+    assert nimbus.calls == ["deactivate", "rebalance 0", "activate"]
+    assert controller.armed() == {}
 
 
 def test_inactive_topology_is_not_touched(tmp_path):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster.ledger import read_ledgers
+from scheduler_py.devtools.ledger import read_ledgers
 
 SRC = Path(__file__).resolve().parents[1] / "topologies" / "wordcount" / "src"
 if str(SRC) not in sys.path:

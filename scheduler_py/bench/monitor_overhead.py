@@ -132,12 +132,12 @@ def variant_order(text: str) -> list[str]:
 
 
 class _Cluster:
-    def __init__(self, directory: Path, aggregate: bool) -> None:
+    def __init__(self, directory: Path, aggregate: bool, port_offset: str = PORT_OFFSET) -> None:
         self.directory = directory
         self.env = dict(os.environ)
         self.env.update(
             CLUSTER_DIR=str(directory),
-            CLUSTER_PORT_OFFSET=PORT_OFFSET,
+            CLUSTER_PORT_OFFSET=port_offset,
             VENV=str(Path(sys.executable).parents[1]),
             BRAIN="yes",
             STORM_SCHEDULER="io.schedulerpy.storm.BrainScheduler",

@@ -1,9 +1,20 @@
-"""Issue 7: what one drain-out reconfiguration costs a running topology, and what it buys.
+"""Issues 7 and 17: what a reconfiguration costs a running topology — ours against Storm's
+own ``rebalance -w 0``.
 
 Starts its own isolated local cluster as :mod:`scheduler_py.bench.monitor_overhead` does
-(``deploy/cluster-up.sh`` in a temporary ``CLUSTER_DIR``, ``CLUSTER_PORT_OFFSET=3000``, the
-brain on with the reconfiguration controller — ``cluster-up.sh`` passes it ``--nimbus`` and
-``--state-dir`` —, the worker monitor on) and runs each workload **one at a time**:
+(``deploy/cluster-up.sh`` in a temporary ``CLUSTER_DIR``; ``--set port_offset=N``, default
+``$CLUSTER_PORT_OFFSET`` or 3000; the brain on with the reconfiguration controller, the
+worker monitor on with live counters every 0.2 s from ``deploy/monitor.yaml``).
+
+**The comparison** (issue 17, always run; :mod:`scheduler_py.bench.reconfig_paths` says
+exactly what is measured): word count with a message-id ledger, placed by ``even`` over 3
+workers, taken to the ``tdls`` plan by our path and by ``storm rebalance -w 0``,
+``repetitions`` (3) runs each, interleaved; a table with medians and ranges, PASS/MISS for
+the targets (our pause ≤ 3 s median with one worker restarted, shorter than Storm's, 0
+tuples lost), and ``summary.ours`` / ``summary.storm_rebalance`` in the JSON.
+
+**The per-workload table** (issue 7, only with ``--set topologies=wordcount,linear``), for
+each workload one at a time:
 
 1. submit it placed by ``even`` over its 3 workers (``scheduler.brain.algorithm=even``),
    with the monitor's hooks named explicitly (``TrafficHook`` + ``MonitorShellLogHandler``:
@@ -43,6 +54,7 @@ costs; default ``no``), ``timeout`` (seconds to follow a reconfiguration, defaul
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -53,8 +65,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scheduler_py.bench import report
-from scheduler_py.bench.monitor_overhead import DEPLOY, _aligned, _Cluster, mean, step_rate
+from scheduler_py.bench import reconfig_paths, report
+from scheduler_py.bench.monitor_overhead import (
+    DEPLOY,
+    PORT_OFFSET,
+    _aligned,
+    _Cluster,
+    mean,
+    step_rate,
+)
 from scheduler_py.bench.registry import BenchOptions, benchmark
 from scheduler_py.bench.report import MISSING, Table, fmt, ratio
 from scheduler_py.reconfig.history import TERMINAL
@@ -64,7 +83,10 @@ PAPER = "issue 7: drain-out reconfiguration pause"
 WARMUP_S, QUICK_WARMUP_S = 30.0, 15.0
 INTERVAL_S, QUICK_INTERVAL_S = 60.0, 20.0
 START_ALGORITHM = "even"
-ALGORITHM = "td"
+ALGORITHM = "tdls"
+PAUSE_TARGET_S = 3.0
+REPETITIONS = 3
+COMPARE_SPOUT_INTERVAL_MS = "5"
 FOLLOW_TIMEOUT_S = 420.0
 """Following a reconfiguration: the controller's drain (60 s) + apply (120 s) + workers-up
 (120 s) timeouts, and some margin."""
@@ -240,8 +262,8 @@ def traffic_note(result: Mapping[str, Any]) -> str | None:
 class _ReconfigCluster(_Cluster):
     """monitor_overhead's cluster, for any project and spout, and with the brain's controls."""
 
-    def __init__(self, directory: Path, aggregate: bool) -> None:
-        super().__init__(directory, aggregate)
+    def __init__(self, directory: Path, aggregate: bool, port_offset: str = PORT_OFFSET) -> None:
+        super().__init__(directory, aggregate, port_offset)
         self.spouts: dict[str, str] = {}
 
     def up(self) -> None:
@@ -423,6 +445,114 @@ def _run_workload(
     return result
 
 
+def _compare_paths(
+    cluster: _ReconfigCluster, settings: Mapping[str, Any], ledger_dir: Path
+) -> dict[str, Any]:
+    """Issue 17: ours against ``storm rebalance -w 0`` on word count
+    (``scheduler_py/bench/reconfig_paths.py``)."""
+    from scheduler_py.monitoring.links import ZooKeeperLink
+
+    workload = WORKLOADS[0]
+    name = workload.topology
+    options = (
+        *submit_options(workload, settings["start"], settings["compare_spout_interval_ms"]),
+        f"wordcount.ledger.dir={ledger_dir}",
+        "topology.max.spout.pending=100",
+    )
+    cluster.submit_project(workload, options)
+    topology_id = cluster._nimbus("find_topology_id", name)
+    link = ZooKeeperLink(f"{cluster.env['STORM_ZK_HOST']}:{cluster.env['STORM_ZK_PORT']}")
+
+    def replan(algorithm: str) -> tuple[str, dict[str, Any] | None]:
+        outcome, entry, _, _ = _reconfigure(cluster, name, algorithm, settings["timeout"])
+        return outcome, entry
+
+    comparison = reconfig_paths.Comparison(
+        cluster,
+        name,
+        topology_id,
+        ledger_dir,
+        lambda: link.live(topology_id),
+        replan,
+        _say,
+        start=settings["start"],
+        target=settings["algorithm"],
+        settle_s=settings["warmup"],
+    )
+    try:
+        time.sleep(settings["warmup"])
+        return reconfig_paths.compare(comparison, settings["repetitions"])
+    finally:
+        link.close()
+        try:
+            cluster.kill(name)
+        except Exception as error:
+            _say(f"  killing {name} failed: {error}")
+
+
+def _comparison_table(comparison: Mapping[str, Any], settings: Mapping[str, Any]) -> None:
+    summary = comparison["summary"]
+    table = Table(
+        [
+            "path",
+            "runs",
+            "pause s median",
+            "range",
+            "steady s median",
+            "workers restarted",
+            "replayed",
+            "lost",
+        ],
+        caption=f"word count, {settings['start']} (3 workers) → {settings['algorithm']}: "
+        "spouts blocked → resumed, from the workers' live counters",
+        notes=[
+            "steady: from the start of the pause until the acked rate over 2 s is back to 90 % "
+            "of its rate before; lost: spout message ids never acked (ledger) after the final "
+            "drain; p99 latency spike: not measured (see scheduler_py/bench/reconfig_paths.py)",
+            *[
+                f"{r['path']} #{r['repetition']}: {r['outcome']}"
+                for r in comparison["runs"]
+                if r.get("outcome") != "completed"
+            ],
+        ],
+    )
+    labels = {"ours": "ours (drain + rebalance -w 0)", "storm_rebalance": "storm rebalance -w 0"}
+    for path, label in labels.items():
+        row = summary[path]
+        table.add(
+            label,
+            str(row["runs"]),
+            fmt(row["pause_s_median"], ".2f"),
+            f"{fmt(row['pause_s_min'], '.2f')}–{fmt(row['pause_s_max'], '.2f')}",
+            fmt(row["steady_s_median"], ".1f"),
+            fmt(row["workers_restarted_median"], "g"),
+            str(row["replayed"]),
+            str(row["lost"]),
+        )
+    table.print()
+    ours, storm = summary["ours"], summary["storm_rebalance"]
+    checks = (
+        ("our pause ≤ 3 s median", _le(ours["pause_s_median"], PAUSE_TARGET_S)),
+        (
+            "our pause shorter than Storm's rebalance",
+            _lt(ours["pause_s_median"], storm["pause_s_median"]),
+        ),
+        ("0 tuples lost on our path (ledger)", ours["runs"] > 0 and ours["lost"] == 0),
+        ("one worker restarted (median)", ours["workers_restarted_median"] == 1),
+    )
+    report.line()
+    for label, ok in checks:
+        report.line(f"{'PASS' if ok else 'MISS'}  {label}")
+
+
+def _le(value: float | None, bound: float) -> bool:
+    return value is not None and value <= bound
+
+
+def _lt(value: float | None, other: float | None) -> bool:
+    return value is not None and other is not None and value < other
+
+
 def _say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
@@ -446,26 +576,35 @@ def run(options: BenchOptions) -> None:
         "start": extra.get("start", START_ALGORITHM),
         "spout_interval_ms": extra.get("spout_interval_ms", SPOUT_INTERVAL_MS),
         "timeout": float(extra.get("timeout", FOLLOW_TIMEOUT_S)),
+        "repetitions": int(extra.get("repetitions", REPETITIONS)),
+        "compare_spout_interval_ms": extra.get("spout_interval_ms", COMPARE_SPOUT_INTERVAL_MS),
+        "port_offset": str(extra.get("port_offset", os.environ.get("CLUSTER_PORT_OFFSET", "3000"))),
     }
-    workloads = select_workloads(extra.get("topologies", ",".join(w.key for w in WORKLOADS)))
+    topologies = extra.get("topologies", "")
+    workloads = select_workloads(topologies) if topologies else []
     aggregate = extra.get("aggregate", "no").lower() in ("1", "yes", "true", "on")
 
     report.title("Drain-out reconfiguration: pause and throughput", PAPER)
     report.line(
         f"placed by {settings['start']}, re-planned by {settings['algorithm']} (operator "
         f"replan); warm-up {settings['warmup']:g} s, interval {settings['interval']:g} s, "
-        f"spout interval {settings['spout_interval_ms']} ms, aggregation "
+        f"spout interval {settings['compare_spout_interval_ms']} ms, aggregation "
         f"{'on' if aggregate else 'off'}"
     )
     png, json_path = report.output_paths(options, NAME)
     logs_dir = options.output_dir / f"{NAME}-logs"
     results: list[dict[str, Any]] = []
+    comparison: dict[str, Any] = {}
+    load_before = _load()
     problems: list[str] = []
     kept: list[Path] = []
     with tempfile.TemporaryDirectory(prefix="reconfig-pause-") as tmp:
-        cluster = _ReconfigCluster(Path(tmp) / "cluster", aggregate)
+        cluster = _ReconfigCluster(Path(tmp) / "cluster", aggregate, settings["port_offset"])
         try:
             cluster.up()
+            _say(f"  comparing paths, {settings['repetitions']} repetitions each; {_load()}")
+            comparison = _compare_paths(cluster, settings, Path(tmp) / "ledger")
+            comparison["load_after"] = _load()
             for workload in report.progress(workloads, total=len(workloads), desc="topologies"):
                 results.append(_run_workload(cluster, workload, settings))
         except Exception as error:  # the cluster did not come up (or broke): say so
@@ -506,21 +645,29 @@ def run(options: BenchOptions) -> None:
         if workers_note and not str(workers_note).startswith("all "):
             notes.append(f"{result['label']}: when resumed: {workers_note}")
     notes += [f"cluster: {p}" for p in problems]
-    table = Table(list(HEADERS), caption="acked tuples/s before and after one replan", notes=notes)
-    for result in results:
-        table.add(*table_row(result))
-    table.print()
+    report.line(f"load: {load_before} before, {comparison.get('load_after', '?')} after")
+    if comparison:
+        _comparison_table(comparison, settings)
+    if results:
+        caption = "acked tuples/s before and after one replan"
+        table = Table(list(HEADERS), caption=caption, notes=notes)
+        for result in results:
+            table.add(*table_row(result))
+        table.print()
     if kept:
         report.line()
         report.line(f"brain log and history copied to {logs_dir}")
 
-    report.plot(png, lambda axes: _draw(axes, results, settings))
+    report.plot(png, lambda axes: _draw_comparison(axes, comparison))
     data = report.common_json(options, NAME, PAPER)
     data.update(
         {
             "settings": settings,
             "aggregate": aggregate,
             "results": results,
+            "summary": comparison.get("summary"),
+            "comparison_runs": comparison.get("runs"),
+            "load": {"before": load_before, "after": comparison.get("load_after")},
             "problems": problems,
             "logs": [str(p) for p in kept],
         }
@@ -545,3 +692,20 @@ def _draw(axes: Any, results: list[dict[str, Any]], settings: Mapping[str, Any])
     axes.set_ylabel("acked tuples/s")
     axes.set_title("throughput before and after one drain-out reconfiguration")
     axes.legend(loc="upper left")
+
+
+def _draw_comparison(axes: Any, comparison: Mapping[str, Any]) -> None:
+    runs = comparison.get("runs") or []
+    for index, path in enumerate(reconfig_paths.PATHS):
+        pauses = [r["pause_s"] for r in runs if r["path"] == path and r.get("pause_s") is not None]
+        axes.scatter([index] * len(pauses), pauses, label=path)
+    axes.axhline(PAUSE_TARGET_S, linestyle="--", color="grey", label="target 3 s")
+    axes.set_xticks(range(len(reconfig_paths.PATHS)))
+    axes.set_xticklabels(list(reconfig_paths.PATHS))
+    axes.set_ylabel("pause (s): spouts blocked → resumed")
+    axes.set_title("word count, even → tdls: our path vs storm rebalance -w 0")
+    axes.legend(loc="upper left")
+
+
+def _load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())

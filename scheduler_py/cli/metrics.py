@@ -26,6 +26,19 @@ def main(argv: list[str] | None = None) -> int:
         default=1,
         help="with --wait: wait for an aggregate covering at least this many windows",
     )
+    parser.add_argument(
+        "--computed-after-ms",
+        type=int,
+        default=0,
+        help="with --wait: wait for an aggregate computed at or after this epoch time (ms)",
+    )
+    parser.add_argument(
+        "--window-after-ms",
+        type=int,
+        default=0,
+        help="with --wait: wait for an aggregate whose window starts at or after this epoch "
+        "time (ms), i.e. measured only after it",
+    )
     args = parser.parse_args(argv)
     host, port = parse_hostport(args.nimbus)
     topology_id = NimbusCtl(host, port).find_topology_id(args.topology)
@@ -37,9 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         store = MonitorStore(client, args.root)
         deadline = time.monotonic() + args.wait
         document = store.read_aggregate(topology_id)
-        while time.monotonic() < deadline and (
-            document is None or document.get("windows", 0) < args.min_windows
-        ):
+        while time.monotonic() < deadline and not _wanted(document, args):
             time.sleep(2)
             document = store.read_aggregate(topology_id)
     finally:
@@ -53,5 +64,29 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+    if not _wanted(document, args):
+        print(
+            f"NOTE: this aggregate is not the one waited for ({_shortfall(document, args)}): "
+            "the aggregation is behind — is `scheduler-py aggregate` running, is the machine "
+            "overloaded (uptime)?",
+        )
     print(render(document, int(time.time() * 1000)))
     return 0
+
+
+def _wanted(document: dict | None, args: argparse.Namespace) -> bool:
+    return document is not None and not _shortfall(document, args)
+
+
+def _shortfall(document: dict, args: argparse.Namespace) -> str:
+    """What ``document`` lacks of what the options ask for ("" when nothing)."""
+    missing = []
+    if document.get("windows", 0) < args.min_windows:
+        missing.append(f"{document.get('windows', 0)} of {args.min_windows} windows")
+    computed = int(document.get("computed_at_ms") or 0)
+    if computed < args.computed_after_ms:
+        missing.append(f"computed {(args.computed_after_ms - computed) / 1000:.0f} s too early")
+    start = int(document.get("window_start_ms") or 0)
+    if start < args.window_after_ms:
+        missing.append(f"its window starts {(args.window_after_ms - start) / 1000:.0f} s too early")
+    return ", ".join(missing)

@@ -165,6 +165,15 @@ def render_history(entries: list[dict[str, Any]]) -> str:
             lines.append(f"{indent}trigger: {entry['trigger_detail']}")
         if entry.get("drain"):
             lines.append(f"{indent}{entry['drain']}")
+        if entry.get("measured"):
+            from scheduler_py.reconfig.measured_gain import summary
+
+            lines.append(f"{indent}{summary(entry['measured'])}")
+        if int(entry.get("stages") or 1) > 1:
+            lines.append(
+                f"{indent}stage 1 of up to {entry['stages']} (the whole plan restarts "
+                f"{entry.get('plan_workers_restarted', '?')} workers)"
+            )
         if entry.get("states"):
             lines.append(f"{indent}states: {' → '.join(entry['states'])}")
     return "\n".join(lines)

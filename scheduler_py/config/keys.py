@@ -205,9 +205,8 @@ RECONFIG = (
     _reconfig("enabled", True, "automatic trigger on (`replan` works either way)"),
     _reconfig(
         "algorithm",
-        "",
-        "algorithm of re-plans (e.g. place with `rstorm`, re-plan with `td`); "
-        "empty: the topology's",
+        "tdls",
+        "algorithm of re-plans (place with `rstorm`, re-plan with `tdls`); empty: the topology's",
     ),
     _reconfig("change.threshold", 0.25, "θ: relative L1 change of the measured costs that counts"),
     _reconfig("change.windows", 2, "m: consecutive aggregates above θ"),
@@ -222,11 +221,26 @@ RECONFIG = (
     ),
     _reconfig("drain.min.secs", 0.0, "drain at least this long"),
     _reconfig("drain.quiet.polls", 2, "drained = this many quiet polls in a row"),
-    _reconfig("drain.poll.secs", 1.0, "time between two polls of the live counters"),
+    _reconfig(
+        "drain.poll.secs",
+        0.05,
+        "time between two polls of the live counters (polls that see no new publication "
+        "are skipped)",
+    ),
     _reconfig(
         "apply.timeout.secs",
         120.0,
         "wait this long for Nimbus to apply the plan and the workers to come up",
+    ),
+    _reconfig(
+        "max.restart.share",
+        0.5,
+        "a plan restarting more of the topology's workers than this share is applied in stages",
+    ),
+    _reconfig(
+        "regret.backoff.secs",
+        3600.0,
+        "no automatic reconfiguration this long after one whose measured gain was negative",
     ),
 )
 

@@ -28,8 +28,9 @@ One run (:meth:`AggregationJob.run_once`):
    * **workers**: per ``supervisor:port`` CPU % of the JVM and of its overhead threads;
      **missing**: workers with records earlier (within the retention) but none in the
      window, with ``last_seen_ms``;
-4. change signal: ``‖x − ref‖₁ / ‖ref‖₁`` of x = (CPU % per executor, tuples/s per pair)
-   against ``<root>/reference/<topology-id>`` (the first aggregate becomes the reference;
+4. change signal (``monitoring/change.py``): the mean of ``‖x − ref‖₁ / ‖ref‖₁`` over
+   x = CPU % per executor and x = tuples/s per pair, against
+   ``<root>/reference/<topology-id>`` (the first aggregate becomes the reference;
    ``reset_reference`` replaces it);
 5. write ``<root>/aggregate/<topology-id>`` (gzip JSON; pairs beyond the znode limit are
    dropped, smallest first, and counted in ``truncated_output_pairs``), optionally append

@@ -3,7 +3,8 @@ measured costs moved from a stored reference, which the reconfiguration trigger 
 θ (README, "Adaptive re-scheduling").
 
 x is the vector of CPU % per executor and tuples/s per executor pair (:func:`change_vector`);
-the signal is ``‖x − x_ref‖₁ / ‖x_ref‖₁`` (:func:`l1_relative`). The aggregation job
+the signal is ``‖x − x_ref‖₁ / ‖x_ref‖₁`` computed for each of the two parts against its own
+reference, then averaged (:func:`l1_relative`). The aggregation job
 (``monitoring/aggregate.py``) fills every aggregate's ``change`` with :func:`apply_change`.
 """
 
@@ -38,17 +39,27 @@ def change_vector(document: Mapping[str, Any]) -> dict[str, dict[str, float]]:
 def l1_relative(
     x: Mapping[str, Mapping[str, float]], ref: Mapping[str, Mapping[str, float]]
 ) -> float | None:
-    """‖x − ref‖₁ / ‖ref‖₁ over the union of keys (a key absent on one side counts as 0);
-    ``None`` when the reference is all zeros and x is not (undefined)."""
-    distance = norm = 0.0
+    """The change signal: the mean over the parts (CPU % per executor, tuples/s per pair) of
+    each part's own ``‖x − ref‖₁ / ‖ref‖₁`` over the union of its keys (a key absent on one
+    side counts as 0). Each part is relative to its own reference, so θ means the same for
+    every topology whatever its traffic-to-CPU ratio (issue 17 item 5: summed in one norm,
+    traffic dominated and an 80-point CPU drop moved the signal by 0.3). A part whose
+    reference is all zeros counts 1 (100 %) when it is not zero now and is left out when it
+    is; ``None`` when every part's reference is all zeros and x is not (undefined)."""
+    changes: list[float] = []
+    referenced = moved = False
     for part in ("cpu", "pairs"):
         now, before = x.get(part, {}), ref.get(part, {})
-        for key in set(now) | set(before):
-            distance += abs(now.get(key, 0.0) - before.get(key, 0.0))
-        norm += sum(abs(v) for v in before.values())
-    if norm == 0.0:
-        return 0.0 if distance == 0.0 else None
-    return distance / norm
+        distance = sum(abs(now.get(k, 0.0) - before.get(k, 0.0)) for k in set(now) | set(before))
+        norm = sum(abs(v) for v in before.values())
+        referenced, moved = referenced or norm > 0.0, moved or distance > 0.0
+        if norm > 0.0:
+            changes.append(distance / norm)
+        elif distance > 0.0:
+            changes.append(1.0)
+    if not referenced:
+        return None if moved else 0.0
+    return sum(changes) / len(changes)
 
 
 def reference_document(document: Mapping[str, Any]) -> dict[str, Any]:

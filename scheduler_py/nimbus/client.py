@@ -276,6 +276,33 @@ class NimbusCtl:
     def kill(self, name: str, wait_secs: int = 0) -> None:
         self._call("killTopologyWithOpts", name, nimbus_idl().KillOptions(wait_secs=wait_secs))
 
-    def rebalance(self, name: str, wait_secs: int = 0) -> None:
-        """Storm's ``rebalance`` transition with ``wait_secs`` (no parallelism change)."""
-        self._call("rebalance", name, nimbus_idl().RebalanceOptions(wait_secs=wait_secs))
+    def rebalance(self, name: str, wait_secs: int = 0, conf: dict | None = None) -> None:
+        """Storm's ``rebalance`` transition with ``wait_secs`` (no parallelism change);
+        ``conf`` entries are merged into the topology's conf (``topology_conf_overrides``)."""
+        options = nimbus_idl().RebalanceOptions(wait_secs=wait_secs)
+        if conf:
+            options.topology_conf_overrides = json.dumps(conf)
+        self._call("rebalance", name, options)
+
+    def assignment(self, name: str) -> frozenset[tuple[int, int, str, int]] | None:
+        """Where Nimbus assigned each executor of topology ``name`` (or id), as
+        ``(task_start, task_end, supervisor_id, port)``; ``None`` when the topology does not
+        run or two supervisors share a host (executor summaries name the host only)."""
+        by_host: dict[str, list[str]] = {}
+        for supervisor, host in self.supervisor_hosts().items():
+            by_host.setdefault(host, []).append(supervisor)
+        if any(len(ids) > 1 for ids in by_host.values()):
+            return None
+        topo_id = self.find_topology_id(name)
+        if topo_id is None:
+            return None
+        info = self._call("getTopologyInfo", topo_id)
+        placed = set()
+        for ex in info.executors or []:
+            supervisor = by_host.get(ex.host)
+            if supervisor is None:
+                return None
+            placed.add(
+                (ex.executor_info.task_start, ex.executor_info.task_end, supervisor[0], ex.port)
+            )
+        return frozenset(placed)

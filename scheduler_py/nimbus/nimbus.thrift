@@ -125,6 +125,7 @@ struct RebalanceOptions {
   1: optional i32 wait_secs;
   2: optional i32 num_workers;
   3: optional map<string, i32> num_executors;
+  5: optional string topology_conf_overrides;
 }
 
 exception NotAliveException {

@@ -1,36 +1,17 @@
-"""The reconfiguration controller: watches running topologies, decides, drains, re-assigns.
+"""The reconfiguration controller: watches running topologies, decides, and follows up.
 
 Runs inside ``scheduler-py serve`` next to the Thrift handler. The handler feeds it every
 scheduling round's snapshot (:meth:`Controller.observe_round`) and asks it for *armed* plans
-(:meth:`Controller.armed`), which the round returns as ``PLACE`` for a topology that is
-already fully placed (:func:`scheduler_py.scheduling.round.plan_round`). It implements
+(:meth:`Controller.armed`), which the round returns as ``PLACE``
+(:func:`scheduler_py.scheduling.round.run_round`). It implements
 :class:`~scheduler_py.scheduling.interfaces.ReconfigurationPort`; Nimbus, the live counters
 and the measured costs reach it through the other interfaces of that module.
 
-One reconfiguration (``docs/algorithms/000-topdown.md``, "Reconfiguration"; option B —
-deactivate, drain, re-assign, activate):
-
-1. **block the spouts**: Nimbus ``deactivate`` (spout executors call ``ISpout.deactivate``
-   and stop calling ``nextTuple``);
-2. **drain**: poll the workers' live counters (``<root>/live/<topology>/<worker>``, see
-   ``docs/monitoring-format.md`` §5) until, in ``drain_quiet_polls`` consecutive polls, no
-   spout has a pending tuple tree and no tuple was emitted, executed, acked or failed
-   anywhere; give up after ``drain_timeout_secs`` (the topology is resumed unchanged and
-   the history says *rolled back*). Without live counters (monitor off) the drain is
-   ``topology.message.timeout.secs``, Storm's own rebalance wait;
-3. **re-assign**: arm the plan; Nimbus's next scheduling round (≤ ``nimbus.monitor.freq.
-   secs``) asks the brain, which answers ``PLACE`` with it, and the shim applies it; the
-   controller waits until the round's snapshot shows it in effect and the restarted
-   workers publish live counters again;
-4. **resume**: Nimbus ``activate``, always — also after a failure or a timeout.
-
-Why not ``rebalance`` with a wait time (option A)? Its drain is a fixed sleep; deactivate +
-observed drain ends as soon as the tuples are out and says when they are not.
-
-Every step is journaled (:class:`~scheduler_py.reconfig.history.History`) before it is taken,
-so a brain restarted mid-way finds the unfinished entry (:meth:`Controller.recover`),
-activates the topology it deactivated, and records whether the plan was in effect
-(*completed*) or not (*rolled back*).
+This module has the trigger loop (``scheduler_py/reconfig/trigger.py`` decides), the operator
+controls, staging (``staging.py``) and the measured-gain follow-up (``measured_gain.py``);
+one reconfiguration is carried out by ``execution.py`` (deactivate, observed drain,
+``rebalance`` with wait 0, activate) and a restarted brain finishes unfinished ones with
+``recovery.py``.
 """
 
 from __future__ import annotations
@@ -40,15 +21,18 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import Any
 
-from scheduler_py.config import keys
 from scheduler_py.model.cost import node_loads
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.types import EPSILON
-from scheduler_py.reconfig.drain import check_drain
+from scheduler_py.reconfig import measured_gain
+from scheduler_py.reconfig.execution import LiveSource, Steps, carry_out
+from scheduler_py.reconfig.follow_up import FollowUp, follow_up
 from scheduler_py.reconfig.history import History
+from scheduler_py.reconfig.recovery import recover
+from scheduler_py.reconfig.staging import stage
 from scheduler_py.reconfig.trigger import (
     Observation,
     Trigger,
@@ -59,12 +43,7 @@ from scheduler_py.reconfig.trigger import (
     new_watch,
     observe,
 )
-from scheduler_py.scheduling.interfaces import (
-    ArmedPlan,
-    LiveWorker,
-    OperatorError,
-    TopologyControl,
-)
+from scheduler_py.scheduling.interfaces import ArmedPlan, OperatorError, TopologyControl
 from scheduler_py.scheduling.proposal import Proposal, propose, running_placement
 from scheduler_py.scheduling.round import LEAVE, RoundConfig, TopologyDecision, choose_algorithm
 from scheduler_py.scheduling.state import ClusterState, StormTopology
@@ -72,10 +51,6 @@ from scheduler_py.scheduling.view import TopologyView, storm_view
 
 log = logging.getLogger(__name__)
 
-MESSAGE_TIMEOUT_KEY = keys.MESSAGE_TIMEOUT.name
-
-LiveSource = Callable[[str], Mapping[str, LiveWorker]]
-"""topology id -> its workers' live counters (``{}`` when none are published)"""
 ReferenceSink = Callable[[str, Mapping[str, Any]], None]
 """(topology id, aggregate) -> store the aggregate as the topology's change reference"""
 
@@ -115,6 +90,9 @@ class Controller:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._warned: set[str] = set()
+        self._follow: dict[str, FollowUp] = {}
+        self._stages: dict[str, tuple[int, int]] = {}
+        """topology id -> (stages, workers the whole plan restarts) of its last proposal"""
 
     # -- fed by the Thrift handler ---------------------------------------------------
     def describe(self) -> str:
@@ -203,7 +181,10 @@ class Controller:
             algorithm = config.algorithm
         if algorithm and algorithm != chosen:
             chosen, params = algorithm, dict(self.planner.default_params.get(algorithm, {}))
-        return propose(view, chosen, params, snapshot.hosts)
+        whole = propose(view, chosen, params, snapshot.hosts)
+        first, stages = stage(whole, config.max_restart_share)
+        self._stages[topo.id] = (stages, whole.workers_restarted)
+        return first
 
     # -- the trigger loop ------------------------------------------------------------
     def start(self) -> None:
@@ -274,8 +255,10 @@ class Controller:
         if measured and view.complete and watch.rebase_after_ms is None:
             # only steady measurements: not while warming up after a start or a move
             overloaded = _overloaded(view)
+        watch, staged = self._follow_up(topo, aggregate, watch, config, now)
         seen = Observation(now, aggregate_ms, change, supervisors, overloaded)
         watch, fired = observe(watch, seen, config)
+        fired = staged or fired
         self._watches[topo.id] = watch
         if fired is None:
             return
@@ -345,6 +328,21 @@ class Controller:
         except Exception as error:
             self._warn_once(f"ref:{topo.id}", f"storing the change reference failed: {error}")
 
+    def _decision_context(self, topology_id: str) -> dict[str, Any]:
+        """The stages of the plan and the aggregate it was made on, for the history: the
+        measured gain is compared with it, and an operator sees how old it was."""
+        stages, whole = self._stages.get(topology_id, (1, 0))
+        aggregate = self._aggregate(topology_id)
+        before = measured_gain.measure(aggregate)
+        context: dict[str, Any] = {"stages": stages, "plan_workers_restarted": whole}
+        context["measured_before"] = asdict(before) if before else None
+        if aggregate:
+            context["costs_aggregate"] = {
+                key: aggregate.get(key)
+                for key in ("computed_at_ms", "window_start_ms", "window_end_ms")
+            }
+        return context
+
     def _warn_once(self, key: str, message: str) -> None:
         if key not in self._warned:
             self._warned.add(key)
@@ -384,6 +382,7 @@ class Controller:
             algorithm=proposal.algorithm,
             report=proposal.report(),
             storm_placement=[list(p) for p in proposal.storm_placement],
+            **self._decision_context(topology_id),
         )
         thread = threading.Thread(
             target=self._run,
@@ -397,72 +396,41 @@ class Controller:
 
     def _run(self, entry_id: str, name: str, proposal: Proposal, config: TriggerConfig) -> None:
         topology_id = proposal.topology_id
-        record = self._recorder(name, entry_id)
-        assert self.nimbus is not None
-        deactivated_at: float | None = None
-        outcome: dict[str, Any] = {}
-        try:
-            status = self.nimbus.status(topology_id)
-            if status != "ACTIVE":
-                outcome = {
-                    "state": "failed",
-                    "reason": f"the topology is {status or 'not running'}, not ACTIVE; the "
-                    "brain only reconfigures active topologies (activate it first)",
-                }
-                return
-            self.nimbus.deactivate(name)
-            deactivated_at = self.clock()
-            record(state="draining", deactivated_at=deactivated_at)
-            drained, detail = self._drain(topology_id, proposal, config, proposal.view.conf)
-            drain_secs = self.clock() - deactivated_at
-            if not drained:
-                outcome = {
-                    "state": "rolled_back",
-                    "reason": f"drain did not finish in {config.drain_timeout_secs:g}s "
-                    f"({detail}); resumed with the placement unchanged",
-                    "drain_secs": drain_secs,
-                }
-                return
-            record(state="applying", drain_secs=drain_secs, drain=detail)
-            self._arm(proposal)
-            in_effect = self._wait_in_effect(proposal, config.apply_timeout_secs)
-            self._disarm(topology_id)
-            if not in_effect:
-                outcome = {
-                    "state": "rolled_back",
-                    "reason": f"Nimbus did not put the plan in effect within "
-                    f"{config.apply_timeout_secs:g}s (see the topology's scheduler status); "
-                    "resumed with the placement unchanged",
-                }
-                return
-            applied_at = self.clock()
-            workers_note = self._wait_workers(proposal, deactivated_at, config)
-            record(state="resuming", applied_secs=applied_at - deactivated_at)
-            outcome = {"state": "completed", "workers": workers_note}
-        except Exception as error:  # whatever happens, the topology is resumed below
-            log.exception("reconfiguration %s of %s failed", entry_id, name)
-            outcome = {"state": "failed", "reason": f"{type(error).__name__}: {error}"}
-        finally:
-            self._disarm(topology_id)
-            if deactivated_at is not None:
-                outcome |= self._resume(name, deactivated_at)
-            record(**outcome)
-            with self._lock:
-                self._busy.discard(topology_id)
-                watch = self._watches.get(topology_id)
-                now = self.clock()
-                if watch is not None and outcome.get("state") == "completed":
+        outcome = carry_out(self._steps(), name, proposal, config, self._recorder(name, entry_id))
+        self.history.record(name, entry_id, **outcome)
+        with self._lock:
+            self._busy.discard(topology_id)
+            watch = self._watches.get(topology_id)
+            now = self.clock()
+            if outcome.get("state") == "completed":
+                self._follow[topology_id] = FollowUp(
+                    entry_id, name, int(outcome.get("resumed_at", now) * 1000)
+                )
+                if watch is not None:
                     self._watches[topology_id] = replace(
                         after_decision(watch, now, True, config),
                         rebase_after_ms=int((now + config.warmup_secs) * 1000),
                     )
-            log.info(
-                "reconfiguration %s of %s: %s %s",
-                entry_id,
-                name,
-                outcome.get("state"),
-                outcome.get("reason", ""),
-            )
+        log.info(
+            "reconfiguration %s of %s: %s %s (pause %s s)",
+            entry_id,
+            name,
+            outcome.get("state"),
+            outcome.get("reason", ""),
+            f"{outcome['pause_secs']:.2f}" if "pause_secs" in outcome else "?",
+        )
+
+    def _steps(self) -> Steps:
+        assert self.nimbus is not None
+        return Steps(
+            self.nimbus,
+            self.live,
+            self._arm,
+            self._disarm,
+            self._wait_snapshot,
+            self.clock,
+            self.sleep,
+        )
 
     def _recorder(self, name: str, entry_id: str) -> Callable[..., None]:
         def record(**fields: Any) -> None:
@@ -470,111 +438,42 @@ class Controller:
 
         return record
 
-    def _resume(self, name: str, deactivated_at: float) -> dict[str, Any]:
-        assert self.nimbus is not None
-        last_error = None
-        for attempt in range(10):
-            try:
-                self.nimbus.activate(name)
-                resumed_at = self.clock()
-                return {"resumed_at": resumed_at, "pause_secs": resumed_at - deactivated_at}
-            except Exception as error:  # Nimbus briefly away: keep trying, then say so loudly
-                last_error = error
-                self.sleep(min(2.0 * (attempt + 1), 10.0))
-        log.error(
-            "could not activate %s after a reconfiguration (%s); it stays deactivated: run "
-            "`storm activate %s`",
-            name,
-            last_error,
-            name,
-        )
-        return {"resume_error": str(last_error)}
-
-    def _drain(
-        self, topology_id: str, proposal: Proposal, config: TriggerConfig, conf: Mapping
-    ) -> tuple[bool, str]:
-        started = self.clock()
-        expected = {f"{s.node}:{s.port}" for s in proposal.view.current_slots.values()}
-        previous = None
-        quiet = 0
-        detail = "no observation yet"
-        while True:
-            current = self.live(topology_id) if self.live is not None else {}
-            if not current and previous is None:
-                return self._timed_drain(conf, started)
-            check = check_drain(previous, current, expected)
-            detail = check.detail
-            quiet = quiet + 1 if check.drained else 0
-            elapsed = self.clock() - started
-            if quiet >= config.drain_quiet_polls and elapsed >= config.drain_min_secs:
-                return True, f"drained after {elapsed:.1f}s: {detail}"
-            if elapsed >= config.drain_timeout_secs:
-                return False, detail
-            previous = current
-            self.sleep(config.drain_poll_secs)
-
-    def _timed_drain(self, conf: Mapping, started: float) -> tuple[bool, str]:
-        try:
-            wait = float(conf.get(MESSAGE_TIMEOUT_KEY) or keys.MESSAGE_TIMEOUT.default)
-        except (TypeError, ValueError):
-            wait = 30.0
-        self.sleep(max(0.0, wait - (self.clock() - started)))
-        return True, (
-            f"no live counters from the workers (is the worker monitor enabled? see "
-            f"deploy/monitor.yaml): waited {MESSAGE_TIMEOUT_KEY} = {wait:g}s instead"
-        )
-
-    def _arm(self, proposal: Proposal) -> None:
-        plan = ArmedPlan(
-            proposal.topology_id,
-            proposal.algorithm,
-            f"re-planned by {proposal.algorithm} (reconfiguration): inter-worker traffic "
-            f"{proposal.running.interworker_traffic:.3g} -> "
-            f"{proposal.candidate.interworker_traffic:.3g}; costs: {proposal.view.costs}",
-            tuple(proposal.storm_placement),
-        )
+    def _arm(self, plan: ArmedPlan) -> None:
         with self._lock:
-            self._armed[proposal.topology_id] = plan
+            self._armed[plan.topology_id] = plan
 
     def _disarm(self, topology_id: str) -> None:
         with self._lock:
             self._armed.pop(topology_id, None)
 
-    def _wait_in_effect(self, proposal: Proposal, timeout: float) -> bool:
-        wanted = {(s, e, sup, port) for s, e, _, sup, port in proposal.storm_placement}
+    def _wait_snapshot(self, holds: Callable[[ClusterState], bool], timeout: float) -> bool:
         deadline = time.monotonic() + timeout
         with self._lock:
             while True:
-                snapshot = self._snapshot
-                topo = next((t for t in snapshot.topologies if t.id == proposal.topology_id), None)
-                if topo is None:
-                    return False
-                if {(s, e, sup, port) for s, e, _, sup, port in topo.running()} == wanted:
+                if self._snapshot is not None and holds(self._snapshot):
                     return True
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return False
                 self._lock.wait(min(remaining, 1.0))
 
-    def _wait_workers(self, proposal: Proposal, since: float, config: TriggerConfig) -> str:
-        if self.live is None:
-            return "not confirmed (no live counters)"
-        restarting = proposal.restarting()
-        workers = proposal.workers()
-        deadline = self.clock() + config.apply_timeout_secs
-        since_ms = int(since * 1000)
-        while True:
-            current = self.live(proposal.topology_id)
-            up = {
-                key
-                for key in workers
-                if key in current and (key not in restarting or current[key].started_ms > since_ms)
-            }
-            if up == workers:
-                return f"all {len(workers)} worker(s) up ({len(restarting)} restarted)"
-            if self.clock() >= deadline:
-                return f"{len(workers - up)} of {len(workers)} worker(s) not up when resumed"
-            self.sleep(config.drain_poll_secs)
+    # -- measured gain ------------------------------------------------------------------
+    def _follow_up(
+        self,
+        topo: StormTopology,
+        aggregate: Mapping[str, Any] | None,
+        watch: Watch,
+        config: TriggerConfig,
+        now: float,
+    ) -> tuple[Watch, Trigger | None]:
+        """Record the measured gain of the topology's last reconfiguration once an aggregate
+        measured only time after it resumed; back off after a negative one; the next stage
+        of a staged plan fires after a non-negative one."""
+        follow = self._follow.get(topo.id)
+        if follow is None or not measured_gain.is_after(aggregate, follow.resumed_ms):
+            return watch, None
+        del self._follow[topo.id]
+        return follow_up(self.history, topo.name, follow.entry_id, aggregate, watch, config, now)
 
     # -- recovery after a brain restart ------------------------------------------------
     def _recover_with_retries(self) -> None:
@@ -591,47 +490,8 @@ class Controller:
 
     def recover(self) -> None:
         """Finish the journal entries a previous brain process left open."""
-        unfinished = self.history.unfinished()
-        if not unfinished or self.nimbus is None:
-            return
-        for entry in unfinished:
-            name = entry["topology"]
-            state = entry.get("state")
-            status = self.nimbus.status(entry.get("topology_id") or name)
-            if status is None:
-                self.history.record(
-                    name,
-                    entry["id"],
-                    state="failed",
-                    reason=f"brain restarted during '{state}'; the topology no longer runs",
-                )
-                continue
-            in_effect = state in ("applying", "resuming") and self._plan_in_effect(entry)
-            resumed = {}
-            if entry.get("deactivated_at") is not None and status == "INACTIVE":
-                resumed = self._resume(name, float(entry["deactivated_at"]))
-            outcome = "completed" if in_effect else "rolled_back"
-            reason = (
-                f"brain restarted during '{state}'; the plan was in effect, topology resumed"
-                if in_effect
-                else f"brain restarted during '{state}'; the plan was not applied, topology "
-                "resumed with its previous placement"
-            )
-            self.history.record(name, entry["id"], state=outcome, reason=reason, **resumed)
-            log.warning("reconfiguration %s of %s: %s", entry["id"], name, reason)
-
-    def _plan_in_effect(self, entry: Mapping[str, Any]) -> bool:
-        planned = {tuple(p) for p in entry.get("storm_placement") or ()}
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            snapshot = self._latest(required=False)
-            topo = None
-            if snapshot is not None:
-                topo = next((t for t in snapshot.topologies if t.id == entry["topology_id"]), None)
-            if topo is not None:
-                return bool(planned) and topo.running() == planned
-            self.sleep(1.0)
-        return False
+        if self.nimbus is not None:
+            recover(self.history, self._steps(), lambda: self._latest(required=False))
 
 
 def _overloaded(view: TopologyView) -> tuple[str, ...]:

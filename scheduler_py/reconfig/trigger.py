@@ -20,7 +20,11 @@ difference between successive measurements" (paper 000 §6), with the defaults o
    not. A candidate identical to the running placement is always declined.
 
 3. *Wait* ``cooldown_secs`` (default 300) after a reconfiguration, and
-   ``decline_backoff_secs`` (default 120) after a declined one, before firing again.
+   ``decline_backoff_secs`` (default 120) after a declined one, before firing again;
+   ``regret_backoff_secs`` (default 3600) after one whose *measured* gain was negative.
+
+4. *Stage*: the next stage of a staged plan fires (kind ``staged``) once the previous
+   stage's measured gain is in and was not negative (``scheduler_py/reconfig/staging.py``).
 
 Deviation from notes 000 §3.2: the gain is measured at the **worker** (Storm's collocation
 unit, notes §3.4-2), i.e. inter-worker traffic, not φ at the node; for the brain's own plans
@@ -50,8 +54,9 @@ class TriggerConfig:
 
     enabled: bool = True
     """re-plan running topologies automatically (``replan`` works either way)"""
-    algorithm: str = ""
-    """algorithm of re-plans; empty: the topology's ``scheduler.brain.algorithm``"""
+    algorithm: str = "tdls"
+    """algorithm of re-plans (issue 17 item 6: ``tdls``, the best we have under the cost
+    model; ``td`` is not monotone); empty: the topology's ``scheduler.brain.algorithm``"""
     change_threshold: float = 0.25
     """θ: relative L1 change of the measured costs that counts as a change"""
     change_windows: int = 2
@@ -71,9 +76,17 @@ class TriggerConfig:
     """drain at least this long even when the counters say drained earlier"""
     drain_quiet_polls: int = 2
     """consecutive drained observations needed"""
-    drain_poll_secs: float = 1.0
+    drain_poll_secs: float = 0.05
+    """time between two polls of the live counters (a poll where some worker has not
+    published again is skipped, see ``scheduler_py/reconfig/execution.py``)"""
     apply_timeout_secs: float = 120.0
     """wait this long for Nimbus to put the plan in effect and its workers to come up"""
+    max_restart_share: float = 0.5
+    """a plan restarting more than this share of the topology's workers is staged
+    (``scheduler_py/reconfig/staging.py``)"""
+    regret_backoff_secs: float = 3600.0
+    """no automatic reconfiguration this long after one whose measured gain was negative
+    (``scheduler_py/reconfig/measured_gain.py``)"""
 
     @classmethod
     def keys(cls) -> list[str]:

@@ -113,16 +113,24 @@ def _members(slots: Mapping[str, WorkerSlot]) -> dict[WorkerSlot, frozenset[str]
 
 def running_placement(view: TopologyView) -> Placement:
     """The topology's current assignment as a model placement (workers = ports)."""
+    return placement_from_slots(view.problem.topology.id, view.current_slots, "running")
+
+
+def placement_from_slots(
+    topology_id: str, slot_of: Mapping[str, WorkerSlot], algorithm: str
+) -> Placement:
+    """A model placement whose workers are the given Storm slots (one index per port on a
+    node, in port order)."""
     ports: dict[str, list[int]] = defaultdict(list)
-    for slot in set(view.current_slots.values()):
+    for slot in set(slot_of.values()):
         ports[slot.node].append(slot.port)
     index = {(node, port): i for node, p in ports.items() for i, port in enumerate(sorted(p))}
     return Placement(
-        view.problem.topology.id,
-        {e: s.node for e, s in view.current_slots.items()},
-        algorithm="running",
-        worker_of={e: index[(s.node, s.port)] for e, s in view.current_slots.items()},
-        slot_of=dict(view.current_slots),
+        topology_id,
+        {e: s.node for e, s in slot_of.items()},
+        algorithm=algorithm,
+        worker_of={e: index[(s.node, s.port)] for e, s in slot_of.items()},
+        slot_of=dict(slot_of),
     )
 
 

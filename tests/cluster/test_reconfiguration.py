@@ -8,8 +8,10 @@ the previous one left; the module fixture owns the topology):
    several aggregates (no oscillation without a change);
 2. ``scheduler-py replan --dry-run`` shows a plan and changes nothing in Nimbus;
 3. the test makes the split bolts cheap at runtime (control file): the change trigger fires
-   once, the controller drains, Nimbus applies the consolidated ``td`` plan, the measured
-   inter-worker traffic drops, and nothing more happens over the next aggregates;
+   once, the controller drains, Nimbus applies the consolidated ``tdls`` plan at once
+   (``rebalance`` with wait 0, issue 17): the pause is seconds, not Nimbus's timer, only the
+   workers whose executors change restart, the measured inter-worker traffic drops and the
+   history records that measured gain; nothing more happens over the next aggregates;
 4. an operator ``replan`` is interrupted by killing the brain mid-drain: the restarted brain
    resumes the topology and the history says completed or rolled back;
 5. every message id the spout ever emitted was acked (its ledger on disk proves it).
@@ -31,9 +33,9 @@ from pathlib import Path
 
 import pytest
 
+from scheduler_py.devtools.ledger import read_ledgers
 from scheduler_py.monitoring.zk import MonitorStore, connect
 from scheduler_py.reconfig.history import TERMINAL, History
-from tests.cluster.ledger import read_ledgers
 from tests.cluster.waiting import wait_until
 
 pytestmark = pytest.mark.cluster
@@ -42,6 +44,9 @@ NAME = "wc-reconfig"
 ROOT = "/scheduler-py"
 HEAVY = {"interval_ms": 200, "split_cpu_ms": 80}
 LIGHT = {"interval_ms": 200, "split_cpu_ms": 0}
+PAUSE_BOUND_S = 10.0
+"""The pause is drain (hundreds of ms) + one Nimbus round + the restarted worker's start
+(seconds on the shared 2-core machine); before issue 17 it was 12–14 s."""
 SCHEDULER_PY = str(Path(sys.executable).with_name("scheduler-py"))
 
 
@@ -166,13 +171,11 @@ def story(cluster, tmp_path_factory):
             "topology.component.cpu.pcore.percent=5",
             "scheduler.brain.algorithm=even",
             "scheduler.brain.node.cpu.cap=60",
-            "scheduler.reconfig.algorithm=td",
             "scheduler.reconfig.change.threshold=0.15",
             # 4 aggregates 5 s apart: the 20 s window then holds only the new load
             "scheduler.reconfig.change.windows=4",
             "scheduler.reconfig.warmup.secs=15",
             "scheduler.reconfig.cooldown.secs=40",
-            "scheduler.reconfig.drain.min.secs=8",
             'topology.auto.task.hooks=["io.schedulerpy.storm.monitor.TrafficHook"]',
             "topology.multilang.log.handler=io.schedulerpy.storm.monitor.MonitorShellLogHandler",
             "scheduler.monitor.window.secs=5",
@@ -232,7 +235,10 @@ def test_load_drop_triggers_one_reconfiguration_that_cuts_interworker_traffic(st
     entry = completed[0]
     assert entry["states"] == ["accepted", "draining", "applying", "resuming", "completed"]
     assert entry["numbers"]["interworker_after"] < entry["numbers"]["interworker_before"]
-    assert entry["pause_secs"] >= 8 and "drained after" in entry["drain"]
+    assert "drained after" in entry["drain"]
+    # issue 17: no wait for Nimbus's timer; was 12-14 s with drain.min.secs 8 and the timer
+    assert entry["pause_secs"] < PAUSE_BOUND_S, entry
+    assert entry["workers_restarted_measured"] <= entry["numbers"]["workers_restarted"], entry
     after = story.placement()
     assert after != before
     planned = {(p[0], p[1], p[4]) for p in entry["storm_placement"]}
@@ -252,8 +258,13 @@ def test_load_drop_triggers_one_reconfiguration_that_cuts_interworker_traffic(st
     story.next_aggregates(6, timeout=180)
     assert [e["state"] for e in story.entries()] == ["completed"], story.entries()
     assert story.placement() == after
+    measured = wait_until(
+        lambda: story.entries()[0].get("measured"), 120, "the measured gain in the history"
+    )
+    assert measured["gain"] > 0 and not measured["negative"], measured
     history = story.run("history", NAME)
     assert history.returncode == 0 and "completed" in history.stdout, history.stdout
+    assert "measured inter-worker" in history.stdout, history.stdout
 
 
 def test_brain_killed_mid_drain_resumes_the_topology(story):

@@ -1,0 +1,67 @@
+"""Recovery after a brain restart: finish the journal entries a previous brain process left
+open (``scheduler_py/reconfig/history.py``, :meth:`History.unfinished`).
+
+For each unfinished entry: activate the topology the previous process deactivated, and
+record whether the plan was in effect (*completed*) or not (*rolled back*).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from scheduler_py.reconfig.execution import Steps, resume
+from scheduler_py.reconfig.history import History
+from scheduler_py.scheduling.state import ClusterState
+
+log = logging.getLogger(__name__)
+
+IN_EFFECT_WAIT_SECS = 30.0
+
+
+def recover(history: History, steps: Steps, latest: Callable[[], ClusterState | None]) -> None:
+    """Finish every unfinished entry of ``history``; ``latest`` returns the brain's latest
+    round snapshot (``None`` before the first round)."""
+    for entry in history.unfinished():
+        name = entry["topology"]
+        state = entry.get("state")
+        status = steps.nimbus.status(entry.get("topology_id") or name)
+        if status is None:
+            history.record(
+                name,
+                entry["id"],
+                state="failed",
+                reason=f"brain restarted during '{state}'; the topology no longer runs",
+            )
+            continue
+        in_effect = state in ("applying", "resuming") and _plan_in_effect(entry, steps, latest)
+        resumed: dict[str, Any] = {}
+        if entry.get("deactivated_at") is not None and status in ("INACTIVE", "REBALANCING"):
+            resumed = resume(steps, name, float(entry["deactivated_at"]))
+        outcome = "completed" if in_effect else "rolled_back"
+        reason = (
+            f"brain restarted during '{state}'; the plan was in effect, topology resumed"
+            if in_effect
+            else f"brain restarted during '{state}'; the plan was not applied, topology "
+            "resumed with its previous placement"
+        )
+        history.record(name, entry["id"], state=outcome, reason=reason, **resumed)
+        log.warning("reconfiguration %s of %s: %s", entry["id"], name, reason)
+
+
+def _plan_in_effect(
+    entry: Mapping[str, Any], steps: Steps, latest: Callable[[], ClusterState | None]
+) -> bool:
+    planned = {tuple(p) for p in entry.get("storm_placement") or ()}
+    deadline = time.monotonic() + IN_EFFECT_WAIT_SECS
+    while time.monotonic() < deadline:
+        snapshot = latest()
+        topo = None
+        if snapshot is not None:
+            topo = next((t for t in snapshot.topologies if t.id == entry["topology_id"]), None)
+        if topo is not None:
+            return bool(planned) and topo.running() == planned
+        steps.sleep(1.0)
+    return False

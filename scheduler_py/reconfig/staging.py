@@ -1,0 +1,115 @@
+"""Staging a re-plan that would restart too many workers (issue 17 item 3).
+
+A reconfiguration restarts exactly the workers whose executor set changes (Storm's
+supervisor keeps a worker whose slot keeps the same executors; ``Proposal.restarting``).
+When a plan would restart more than ``max_restart_share`` of the topology's workers, the
+controller applies it in *stages*, each a reconfiguration of its own, judged on its own
+gain (:func:`~scheduler_py.reconfig.trigger.judge`).
+
+How a stage is cut: link two worker slots when an executor moves from one to the other
+(running slot → planned slot). A connected group of slots can change on its own: every slot
+in it gets the plan's executors, every slot outside keeps what it runs, and no executor is
+left without a worker. Groups are ranked by inter-worker traffic saved (under the current
+costs) per restarted worker, and the best groups are taken while the stage restarts at most
+``max(1, ⌊share × workers⌋)`` workers — at least one group, so a plan whose single group
+is larger than the limit is still applied, in one stage. The next stage is the next re-plan:
+the controller plans again under the then-current costs once the previous stage's measured
+gain is in (``scheduler_py/reconfig/controller.py``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import replace
+
+from scheduler_py.model.cost import evaluate
+from scheduler_py.model.slots import restarted_workers
+from scheduler_py.model.types import WorkerSlot
+from scheduler_py.scheduling.proposal import Proposal, placement_from_slots
+
+
+def restart_limit(workers: int, share: float) -> int:
+    """The most workers one stage may restart: ``⌊share × workers⌋``, at least 1."""
+    return max(1, math.floor(share * workers + 1e-9))
+
+
+def slot_groups(
+    running: Mapping[str, WorkerSlot], planned: Mapping[str, WorkerSlot]
+) -> list[frozenset[WorkerSlot]]:
+    """The groups of slots that must change together (connected by moving executors);
+    slots whose executors do not change are in no group."""
+    parent: dict[WorkerSlot, WorkerSlot] = {}
+
+    def find(slot: WorkerSlot) -> WorkerSlot:
+        parent.setdefault(slot, slot)
+        while parent[slot] != slot:
+            parent[slot] = parent[parent[slot]]
+            slot = parent[slot]
+        return slot
+
+    for executor, target in planned.items():
+        source = running.get(executor, target)
+        if source != target:
+            parent[find(source)] = find(target)
+    groups: dict[WorkerSlot, set[WorkerSlot]] = {}
+    for slot in list(parent):
+        groups.setdefault(find(slot), set()).add(slot)
+    return sorted((frozenset(g) for g in groups.values()), key=_order)
+
+
+def stage(proposal: Proposal, share: float) -> tuple[Proposal, int]:
+    """``(the first stage of proposal, the number of stages the whole plan needs at most)``;
+    the proposal itself and 1 when it restarts no more than the limit."""
+    running = dict(proposal.view.current_slots)
+    planned = dict(proposal.placement.slot_of)
+    workers = len(set(running.values()))
+    limit = restart_limit(workers, share)
+    if proposal.workers_restarted <= limit:
+        return proposal, 1
+    problem = proposal.view.problem
+    ranked = []
+    for group in slot_groups(running, planned):
+        slots = _apply(running, planned, group)
+        evaluation = evaluate(problem, placement_from_slots(problem.topology.id, slots, "stage"))
+        restarts = restarted_workers(running, slots)
+        saved = proposal.running.interworker_traffic - evaluation.interworker_traffic
+        ranked.append((-saved / max(1, restarts), _order(group), group, restarts))
+    ranked.sort(key=lambda item: (item[0], item[1]))
+    chosen: set[WorkerSlot] = set()
+    used = 0
+    for _, _, group, restarts in ranked:
+        if chosen and used + restarts > limit:
+            continue
+        chosen |= group
+        used += restarts
+    stages = 1 + math.ceil(max(0, proposal.workers_restarted - used) / limit)
+    slots = _apply(running, planned, chosen)
+    placement = placement_from_slots(problem.topology.id, slots, proposal.algorithm)
+    first = replace(
+        proposal,
+        placement=placement,
+        candidate=evaluate(problem, placement),
+        workers_restarted=restarted_workers(running, slots),
+        workers_stopped=len(set(running.values()) - set(slots.values())),
+    )
+    return first, stages
+
+
+def _order(group: frozenset[WorkerSlot]) -> list[tuple[str, int]]:
+    return sorted((slot.node, slot.port) for slot in group)
+
+
+def _apply(
+    running: Mapping[str, WorkerSlot],
+    planned: Mapping[str, WorkerSlot],
+    group: frozenset[WorkerSlot] | set[WorkerSlot],
+) -> dict[str, WorkerSlot]:
+    """Executors planned into or running in ``group`` take their planned slot; the rest
+    stay where they run."""
+    return {
+        executor: planned[executor]
+        if planned[executor] in group or running.get(executor) in group
+        else running.get(executor, planned[executor])
+        for executor in planned
+    }
