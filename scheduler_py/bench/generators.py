@@ -31,7 +31,8 @@ SECTION73_CAPACITY = 100.0
 SECTION73_IMC = (5.0, 20.0)
 SECTION73_FANOUT = ((1, 2, 3), (0.70, 0.25, 0.05))
 PC_NOISE = (0.5, 1.5)
-"""``w_v = |v| · U(0.5, 1.5)``: PC correlated with the task count, ±50 % noise (notes §5.1)."""
+"""``w_v = |v| · U(0.5, 1.5)``: PC correlated with the task count, ±50 % noise
+(``docs/algorithms/000-topdown.md``)."""
 
 
 def _ids(prefix: str, count: int) -> list[str]:
@@ -96,7 +97,7 @@ def _correlated_pcs(
 
 
 def section73_instance(seed: int) -> Problem:
-    """One random job of the paper's §7.3 class, exactly per notes §5.1.
+    """One random job of the paper's §7.3 class, exactly per ``docs/algorithms/000-topdown.md``
 
     1. ``g ~ Uniform{3..7}`` groups in topological order;
     2. 17 tasks split by g − 1 distinct cut points drawn from {1..16} (sizes ≥ 1);
@@ -108,7 +109,7 @@ def section73_instance(seed: int) -> Problem:
     6. 8 nodes × 100 %.
 
     The draws are made in that order from ``random.Random(seed)``. The notes' Appendix A
-    code is not available, so the same seed does not give the notes' instance, only one of
+    code is not available, so the same seed does not give our notes' instance, only one of
     the same distribution.
     """
     rng = random.Random(seed)
@@ -132,7 +133,8 @@ def pipeline_instance(
     group_pc: float = 100.0,
     imc: float = 10.0,
 ) -> Problem:
-    """The §7.2 throughput input (notes §5.2): a pipeline ``g0 → g1 → … `` of ``groups``
+    """The §7.2 throughput input (``docs/algorithms/000-topdown.md``): a pipeline ``g0 → g1 → … ``
+    of ``groups``
     groups × ``tasks`` tasks, every group with PC ``group_pc`` (equal), IMC per edge
     ``imc · U(0.95, 1.05)`` ("approximately equal"), on ``nodes`` × ``capacity``."""
     rng = random.Random(seed)
@@ -193,8 +195,9 @@ def scaling_instance(
     return _problem(f"scaling-{executors}-{nodes}-{seed}", sizes, pcs, edges, nodes, capacity)
 
 
-# §7.1 micro-benchmark scenarios (notes §4.1). The paper gives shapes, not numbers; the
-# parameters below are the notes' illustrative ones, task counts marked [ours].
+# §7.1 micro-benchmark scenarios (``docs/algorithms/000-topdown.md``). The paper gives shapes, not
+# numbers; the
+# parameters below are our notes' illustrative ones, task counts marked [ours].
 
 PRIORITISATION_IMC2 = (200.0, 180.0, 160.0, 140.0, 120.0, 100.0)
 
@@ -209,10 +212,11 @@ def prioritisation_instance(
     capacity: float = 80.0,
 ) -> Problem:
     """§7.1(a) task prioritisation: a pipeline ``g0 → g1 → g2`` whose first two groups
-    have equal PC and the third a much higher one (40/40/160 on 4 × 80, notes §4.1); the
+    have equal PC and the third a much higher one (40/40/160 on 4 × 80,
+    ``docs/algorithms/000-topdown.md``); the
     first pair carries ``imc1`` and the second ``imc2``, which the experiment shrinks from
     2 × ``imc1`` to ``imc1``. ``tasks`` per group is [ours] (the text gives none); 5 makes
-    TL-IMC's gain fall linearly as in the notes' run."""
+    TL-IMC's gain fall linearly as in our notes' run."""
     return _problem(
         f"prio-{imc2:g}",
         [tasks] * 3,
@@ -237,7 +241,8 @@ def task_count_instance(
 ) -> Problem:
     """§7.1(b) impact of task count: a group pair ``g0 → g1`` with ``first`` = 10 tasks
     and ``second`` ∈ 10..70 tasks, each group's PC twice a node's capacity (200 %), on 6
-    nodes whose spare capacity is 80 % of 100 %, IMC 100 (notes §4.1). The optimum is 20
+    nodes whose spare capacity is 80 % of 100 %, IMC 100 (``docs/algorithms/000-topdown.md``). The
+    optimum is 20
     for every ``second``."""
     return _problem(
         f"taskcount-{first}x{second}",

@@ -44,7 +44,7 @@ from scheduler_py.bench.registry import BenchOptions, benchmark
 from scheduler_py.bench.report import Table, fmt, pct
 
 NAME = "monitor_overhead"
-PAPER = "issue 6: monitor overhead < 5 %"
+PAPER = "README: monitoring cost (monitor overhead < 5 %)"
 TARGET = 0.05
 PORT_OFFSET = "3000"
 WARMUP_S, QUICK_WARMUP_S = 20.0, 10.0

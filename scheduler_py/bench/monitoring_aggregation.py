@@ -34,7 +34,7 @@ from scheduler_py.bench.registry import BenchOptions, benchmark
 from scheduler_py.bench.report import Table, fmt
 
 NAME = "monitoring_aggregation"
-PAPER = "notes 000 §3.2 (monitoring: PySpark aggregation)"
+PAPER = "``docs/algorithms/000-topdown.md`` (monitoring: PySpark aggregation)"
 SIZES, QUICK_SIZES = (1_000_000, 10_000_000), (50_000,)
 WORKERS, WINDOWS, PER_WORKER, COMPONENTS = 20, 30, 10, 4
 WINDOW_MS = 10_000

@@ -1,5 +1,5 @@
 """§7.1 of paper 000: the two micro-benchmarks of Figure 4 (no numbers in the paper's
-text; the notes' illustrative runs, §4.1, are printed beside ours).
+text; our notes' illustrative runs, §4.1, are printed beside ours).
 
 **(a) Task prioritisation, TL only.** A pipeline ``g0 → g1 → g2`` with PCs 40/40/160 on
 4 × 80 % (:func:`~scheduler_py.bench.generators.prioritisation_instance`); the IMC of the
@@ -133,7 +133,8 @@ def run(options: BenchOptions) -> None:
         [n.strip() for n in options.extra.get("algorithms", ",".join(ALGORITHMS)).split(",")]
     )
     variants_b = [Variant(n, n, {}) for n in names]
-    # TL's result depends on the task-pair order inside a group pair (notes §2.9): the
+    # TL's result depends on the task-pair order inside a group pair
+    # (``docs/algorithms/000-topdown.md``): the
     # paper's degradation shows with a random order, averaged over seeds
     random_tl = "tl" in names and report.param_choice("tl", "pair_order", ("random",))
     seeds = range(options.seed, options.seed + (QUICK_SEEDS if options.quick else SEEDS))

@@ -5,7 +5,7 @@ N random jobs of the paper's class (17 tasks, 3-7 groups, total PC 500 % on 8 ×
 default N = 2000). For every algorithm φ is summed over all graphs and divided by the sum
 of the exact optima (a ratio of sums, as the paper does). A failed allocation counts φ = 0;
 failures are also counted separately and the ratio with them excluded is reported. The
-optimum comes from ``optimal`` with ``method="dp"`` (notes §5.1).
+optimum comes from ``optimal`` with ``method="dp"`` (``docs/algorithms/000-topdown.md``).
 
 Options (``--set key=value``): ``graphs`` (N), ``algorithms`` (comma-separated; default
 ``even,naive,metis,tl,td,tdls``), ``params.<algorithm>.<name>=<value>``.
@@ -36,7 +36,7 @@ PAPER_RESULTS = {  # algorithm, parameters it must have -> (ratio of optimum, Σ
 IMC) 22.6, optimum 26.3 GB/s."""
 PAPER_OPTIMUM_GBPS = 26.3
 PAPER_MEAN_OPTIMUM = 26.3e3 / 2000  # ≈ 13.2 MB/s per graph
-NOTES_RESULTS = {  # the notes' prototype, §5.1 table (2000 graphs of the same generator)
+NOTES_RESULTS = {  # our notes' prototype, §5.1 table (2000 graphs of the same generator)
     ("td", (("key", "rs"), ("k0_guard", "degrade"), ("second_mode", "next"))): 0.947,
     ("td", (("key", "rs"), ("k0_guard", "degrade"), ("second_mode", "literal"))): 0.941,
     ("td", (("key", "rs"), ("k0_guard", "maxprod"), ("second_mode", "literal"))): 0.941,
@@ -217,7 +217,7 @@ def run(options: BenchOptions) -> None:
         )
     table.notes = [
         "paper = Chatzistergiou & Viglas §7.3 (TD prioritised by relative significance, TL by "
-        "IMC); notes = our prototype (notes §5.1)",
+        "IMC); notes = our prototype (``docs/algorithms/000-topdown.md``)",
         "% excl fails = Σφ / Σφ* over the graphs the algorithm placed; = opt = graphs at the "
         "optimum; × even = Σφ / Σφ(even), both with failures as 0",
         "mean ms = wall clock per graph, CPU ms = this process's CPU time per graph (not "

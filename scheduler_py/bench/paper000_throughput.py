@@ -1,6 +1,7 @@
 """§7.2 of paper 000: allocation throughput, plus a scaling curve.
 
-**Throughput** (notes §5.2). The input is a pipeline of 4 groups × 100 tasks, every group at
+**Throughput** (``docs/algorithms/000-topdown.md``). The input is a pipeline of 4 groups × 100
+tasks, every group at
 PC 100 %, IMC ≈ 10 MB/s per edge (:func:`~scheduler_py.bench.generators.pipeline_instance`),
 on 8 × 100 % and on 10 × 50 %. For each duration T the algorithm is invoked back to back
 with a fresh allocation each time (``info.plan(problem)``: it rebuilds its queues and node
@@ -248,7 +249,7 @@ def _print_throughput(
             )
     table.notes = [
         "paper: TD 5012 allocations in 19 s on an i3-2100; TL two orders of magnitude "
-        "slower; node count not given (notes §5.2: 8 × 100 %, also 10 × 50 %)",
+        "slower; node count not given (``docs/algorithms/000-topdown.md``)",
         "alloc/s = successful allocations / T of the longest run; peak /s = best over the "
         "runs; / CPU-s = per second of this process's CPU time in the longest run, not "
         "inflated by other load (× paper, × tl and the target use it)",

@@ -1,11 +1,11 @@
 """ALBIC / load-balancing MILP (paper 001, Madsen, Zhou & Cao 2016, §5): simulated
-adaptation rounds (notes ``docs/001_albic.md`` §4.1-4.2), our numbers beside the paper's
+adaptation rounds (``docs/algorithms/001-albic.md``), our numbers beside the paper's
 surviving ones.
 
 * **quality** (§5.1a Figs. 2-4 and §5.2.1 Fig. 7): the pure MILP vs Flux (same migration
   cap) vs no rebalancing, over rounds of drifting key-group loads, 10-60 nodes. The
   generator is §5.1's (even key-group spread, loads ±a %, 20 % of the nodes changed ±b %);
-  the lost a, b and sizes take the notes' substitutes [O]. Paper (20 nodes, 300 key
+  the lost a, b and sizes take our notes' substitutes [O]. Paper (20 nodes, 300 key
   groups, 13 migrations per period): MILP LD consistently < 1 %, Flux up to 7 %.
 * **scale-in** (§5.1b Fig. 5): nodes marked for removal, integrated (the MILP with
   ``remove_nodes``) vs non-integrated (drain first, one key group at a time onto the
@@ -40,7 +40,7 @@ from scheduler_py.bench.registry import BenchOptions, benchmark
 from scheduler_py.model.cost import imc_gain, total_traffic
 from scheduler_py.model.types import Component, Edge, Node, Placement, Problem, Topology
 
-PAPER = "001 Madsen, Zhou & Cao 2016 §5.1-5.4; notes 001 §3-4"
+PAPER = "001 Madsen, Zhou & Cao 2016 §5.1-5.4; ``docs/algorithms/001-albic.md``"
 NODE_CPU = 100.0
 
 

@@ -19,7 +19,7 @@ When the ``optimal`` algorithm is registered it is also run (the project's gener
 solver, a counting DP / HiGHS MILP with a time limit) and its cost printed with whether it
 proved optimality — a cross-check of both.
 
-The notes' reference values (their T3 and exact optimum, notes 002 §3.4) are printed
+The notes' reference values (their T3 and exact optimum, ``docs/algorithms/002-t3.md``) are printed
 beside ours; the paper's own values exist only in its Fig. 5.
 """
 
@@ -37,7 +37,7 @@ from scheduler_py.bench.registry import BenchOptions, benchmark
 from scheduler_py.model.cost import evaluate
 from scheduler_py.model.types import Component, Edge, Node, Problem, Topology
 
-PAPER = "002 T3-Scheduler (FGCS'18) §5, Fig. 5-6; notes 002 §3"
+PAPER = "002 T3-Scheduler (FGCS'18) §5, Fig. 5-6; ``docs/algorithms/002-t3.md``"
 SIZES = tuple(range(10, 33, 2))
 LAYOUTS = ("linear", "diamond", "star")
 CLUSTERS = {"hom": (4,) * 10, "het": (6,) * 3 + (4,) * 3 + (2,) * 4}
@@ -122,7 +122,7 @@ def problem(layout: str, cluster: str, tasks: int) -> Problem:
 
 
 # --------------------------------------------------------------------------------------
-# Exact optimum (notes 002 §3.3)
+# Exact optimum (``docs/algorithms/002-t3.md``)
 # --------------------------------------------------------------------------------------
 
 
@@ -380,7 +380,9 @@ def run(options: BenchOptions) -> None:
         "T3 equals the optimum on every linear instance (paper §5)", linear_equal, ""
     )
     report.target_line(
-        "T3 and OPT equal the notes' reference values (notes 002 §3.4)", matches_notes, ""
+        "T3 and OPT equal our notes' reference values (docs/algorithms/002-t3.md)",
+        matches_notes,
+        "",
     )
     report.target_line("App. C inter-node cost 115", evaluation.internode_traffic == 115, "")
 

@@ -1,13 +1,15 @@
 """R-Storm (003) reproduction: placements of the paper's micro-benchmarks and Yahoo!
 topologies on its 12-machine, 2-rack cluster, against Storm's default scheduler.
 
-What the paper measured that a placement alone determines (notes 003 §4.1): the number
+What the paper measured that a placement alone determines (``docs/algorithms/003-rstorm.md``): the
+number
 of machines R-Storm uses for the computation-bound Linear / Diamond / Star (6 / 7 / 6 of
 12, §6.3.2), rack containment, and the two-topology run's split over sub-clusters (§6.5).
 Throughput and CPU utilisation are measurements the placements do not determine; the
 notes' substitutes are printed instead:
 
-* **network metric** (the R-Storm author's ``SchedulingNetworkMetric``, notes §4.2): for
+* **network metric** (the R-Storm author's ``SchedulingNetworkMetric``,
+``docs/algorithms/003-rstorm.md``): for
   every executor e and every executor f of each child component of e's component, add
   0 (same worker), 1 (same node), 2 (same rack) or 3 (other rack); divide by the number of
   executors. Lower is better.
@@ -15,10 +17,11 @@ notes' substitutes are printed instead:
 * **max node CPU**: the largest declared CPU placed on one node (points, 100 = a core).
 
 The default scheduler (``even``, 12 workers) depends on supervisor ids, which are random
-UUIDs on a real cluster, so it is run over many random id orders (notes §4.3) and
+UUIDs on a real cluster, so it is run over many random id orders
+(``docs/algorithms/003-rstorm.md``) and
 reported as mean [min, max].
 
-Workloads (notes §3.2, §3.5, from the authors' topology code): per-executor CPU points as
+Workloads (``docs/algorithms/003-rstorm.md``): per-executor CPU points as
 listed, 150 MB per executor (their default), all edges shuffle with one traffic unit per
 executor pair. Cluster: 12 × (100 points, 2048 MB), racks r1 = n01–n06, r2 = n07–n12.
 """
@@ -37,7 +40,7 @@ from scheduler_py.bench.registry import BenchOptions, benchmark
 from scheduler_py.model.types import Component, Edge, Node, Placement, Problem, Topology
 from scheduler_py.scheduling.documents import plan_cluster
 
-PAPER = "003 R-Storm (Middleware'15) §6.3-6.5; notes 003 §4"
+PAPER = "003 R-Storm (Middleware'15) §6.3-6.5; ``docs/algorithms/003-rstorm.md``"
 MEMORY_PER_EXECUTOR = 150.0
 NODE_CPU = 100.0
 NODE_MEMORY = 2048.0
@@ -166,7 +169,7 @@ def cluster(racks: int = 2, per_rack: int = 6, *, slots: int = 4) -> tuple[Node,
 
 
 # --------------------------------------------------------------------------------------
-# Metrics (notes 003 §4.2)
+# Metrics (``docs/algorithms/003-rstorm.md``)
 # --------------------------------------------------------------------------------------
 
 
@@ -207,7 +210,8 @@ def max_node_cpu(problem: Problem, placement: Placement) -> float:
 
 
 def default_placements(problem: Problem, trials: int, seed: int) -> list[Placement]:
-    """Storm's EvenScheduler under ``trials`` random supervisor-id orders (notes §4.3)."""
+    """Storm's EvenScheduler under ``trials`` random supervisor-id orders
+    (``docs/algorithms/003-rstorm.md``)."""
     even = registry.get("even").plan
     rng = random.Random(seed)
     result = []
@@ -300,7 +304,7 @@ def run(options: BenchOptions) -> None:
         notes=[
             "net metric: Σ 0/1/2/3 (same worker/node/rack/other rack) over executor → child "
             "executor pairs, per executor (lower is better)",
-            "paper: machines used in §6.3.2; notes: the notes' §4.4 scratch simulator",
+            "paper: machines used in §6.3.2; notes: our notes' §4.4 scratch simulator",
         ],
     )
     names = list(LAYOUTS)

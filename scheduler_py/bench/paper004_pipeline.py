@@ -1,5 +1,5 @@
 """Pipeline-based linear scheduling (paper 004, Tantalaki et al., IEEE Access 2020): the
-reproducible part of its evaluation (notes ``docs/004_pipeline.md`` §5.1).
+reproducible part of its evaluation (``docs/algorithms/004-pipeline.md``).
 
 The scheme is static and topology-only, so every structural quantity is an exact function
 of (DAG, parallelism, N) and can be reproduced without the paper's unstated simulator
@@ -7,16 +7,17 @@ parameters:
 
 * **E0** the §IV worked examples (random Fig. 2, linear Fig. 6, Fig. 1): every matrix the
   notes reconstruct, checked cell by cell;
-* **E1** the notes' structural table for every configuration of §V: node loads, the
+* **E1** our notes' structural table for every configuration of §V: node loads, the
   intra-node share f_intra and the mean index distance D under shuffle grouping, the
   stall per period, for the idealised round robin (RR, the paper's Eq. 2 in stage
   order), Storm's real EvenScheduler (``even``) and the pipeline placement;
-* **refinement modes** on random DAGs (notes §2.4: robust vs faithful vs off);
+* **refinement modes** on random DAGs (``docs/algorithms/004-pipeline.md``);
 * **E7** planning time against N, **E8** periodicity / scaling of the block pattern.
 
 The dynamic headline numbers (throughput +25 % / +40 % vs default, +35 % / +45 % vs
 R-Storm, buffer 70 % vs 26 %, latency -25 % / -40 %) need a simulator whose rate, part
-size, slot length and distance model the paper does not give (notes §5.2, A21); they are
+size, slot length and distance model the paper does not give (``docs/algorithms/004-pipeline.md``);
+they are
 printed as targets, not reproduced.
 """
 
@@ -35,7 +36,7 @@ from scheduler_py.bench import report
 from scheduler_py.bench.registry import BenchOptions, benchmark
 from scheduler_py.model.types import Component, Edge, Node, Problem, Topology
 
-PAPER = "004 Tantalaki et al. 2020 §IV-V; notes 004 §3, §5.1"
+PAPER = "004 Tantalaki et al. 2020 §IV-V; ``docs/algorithms/004-pipeline.md``"
 
 RANDOM = [(0, 1), (1, 2), (1, 3), (2, 4), (3, 4)]
 LINEAR = [(0, 1), (1, 2), (2, 3)]
@@ -58,7 +59,8 @@ CONFIGS = [
     ("Fig.1 4x5", [4] * 5, RANDOM, 6, (0.125, 2.12, 0.175, 1.77, 4)),
 ]
 
-# (what, shape, expected) for E0: every matrix of notes §3 the scheme must reproduce
+# (what, shape, expected) for E0: every matrix of ``docs/algorithms/004-pipeline.md`` the scheme
+# must reproduce
 RANDOM_SCHEDULE = [
     [0, 1, 3, 2, 4, 5, 6, 7, 8], [3, 0, 1, 5, 2, 4, 8, 6, 7], [1, 3, 0, 4, 5, 2, 7, 8, 6],
     [6, 7, 8, 0, 1, 3, 2, 4, 5], [8, 6, 7, 3, 0, 1, 5, 2, 4], [7, 8, 6, 1, 3, 0, 4, 5, 2],
@@ -100,7 +102,7 @@ def _nodes(count: int) -> tuple[Node, ...]:
 
 
 def worked_examples() -> list[tuple[str, bool]]:
-    """E0: (check, passed) for the matrices of notes §3."""
+    """E0: (check, passed) for the matrices of ``docs/algorithms/004-pipeline.md``"""
     checks = []
     for label, parallelism, edges, N, schedule, swaps in (
         ("random Fig.2", [6, 5, 4, 4, 5], RANDOM, 9, RANDOM_SCHEDULE, ((6, 1), (8, 4))),
@@ -232,7 +234,7 @@ def periodicity(limit: int) -> bool:
 def run(options: BenchOptions) -> None:
     report.title("Pipeline-based linear scheduling: structural reproduction", PAPER)
     checks = worked_examples()
-    table = report.Table(["E0 worked example (notes §3)", "result"])
+    table = report.Table(["E0 worked example (``docs/algorithms/004-pipeline.md``)", "result"])
     for label, passed in checks:
         table.add(label, report.verdict(passed))
     table.print()
@@ -242,7 +244,7 @@ def run(options: BenchOptions) -> None:
         ["E1 config", "N", "t~ (G,t',N')", "RR f/D", "notes", "even f", "pipe loads",
          "pipe f/D", "notes", "stall/P", "notes"],
         caption="f = intra-node share of shuffle task pairs, D = mean node-index distance "
-        "(notes §5.1); RR = Eq. 2 round robin in stage order",
+        "(``docs/algorithms/004-pipeline.md``); RR = Eq. 2 round robin in stage order",
     )  # fmt: skip
     for r in rows:
         n = r["notes"]
@@ -260,7 +262,7 @@ def run(options: BenchOptions) -> None:
         and abs(r["rr_f"] - r["notes"][0]) < 6e-4
         for r in rows
     )
-    report.target_line("E1 equals the notes' derived table", matched, f"{len(rows)} configs")
+    report.target_line("E1 equals our notes' derived table", matched, f"{len(rows)} configs")
     better = sum(1 for r in rows if r["f"] >= r["rr_f"] - 1e-12)
     report.target_line(
         "pipeline locality >= round robin (paper's claim P3)",
@@ -296,7 +298,8 @@ def run(options: BenchOptions) -> None:
 
     table = report.Table(
         ["paper's dynamic result", "paper", "ours"],
-        caption="needs the simulator of notes §5.2 (rates, h, part size, distance model lost)",
+        caption="needs the simulator of docs/algorithms/004-pipeline.md "
+        "(rates, h, part size, distance model lost)",
     )
     for label, value in HEADLINES:
         table.add(label, value, "not reproduced (structural proxies above)")

@@ -184,7 +184,8 @@ def _median(values: Sequence[float | int | None]) -> float | None:
 
 
 def summarise(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The ``summary`` object of one path: exactly the fields issue 17 names."""
+    """The ``summary`` object of one path, with exactly the fields the README promises for
+    ``bench-results/reconfig_pause.json``."""
     pauses = [r["pause_s"] for r in runs if r.get("pause_s") is not None]
     return {
         "runs": len(runs),

@@ -6,14 +6,14 @@ Starts its own isolated local cluster as :mod:`scheduler_py.bench.monitor_overhe
 ``$CLUSTER_PORT_OFFSET`` or 3000; the brain on with the reconfiguration controller, the
 worker monitor on with live counters every 0.2 s from ``deploy/monitor.yaml``).
 
-**The comparison** (issue 17, always run; :mod:`scheduler_py.bench.reconfig_paths` says
+**The comparison** (always run; :mod:`scheduler_py.bench.reconfig_paths` says
 exactly what is measured): word count with a message-id ledger, placed by ``even`` over 3
 workers, taken to the ``tdls`` plan by our path and by ``storm rebalance -w 0``,
 ``repetitions`` (3) runs each, interleaved; a table with medians and ranges, PASS/MISS for
 the targets (our pause ≤ 3 s median with one worker restarted, shorter than Storm's, 0
 tuples lost), and ``summary.ours`` / ``summary.storm_rebalance`` in the JSON.
 
-**The per-workload table** (issue 7, only with ``--set topologies=wordcount,linear``), for
+**The per-workload table** (only with ``--set topologies=wordcount,linear``), for
 each workload one at a time:
 
 1. submit it placed by ``even`` over its 3 workers (``scheduler.brain.algorithm=even``),
@@ -79,7 +79,7 @@ from scheduler_py.bench.report import MISSING, Table, fmt, ratio
 from scheduler_py.reconfig.history import TERMINAL
 
 NAME = "reconfig_pause"
-PAPER = "issue 7: drain-out reconfiguration pause"
+PAPER = "README: adaptive re-scheduling (drain-out pause)"
 WARMUP_S, QUICK_WARMUP_S = 30.0, 15.0
 INTERVAL_S, QUICK_INTERVAL_S = 60.0, 20.0
 START_ALGORITHM = "even"

@@ -1,6 +1,6 @@
 """The one cost module: every algorithm, test and benchmark scores placements here.
 
-Metrics (paper 000 §2.2 and the notes' counting convention §1.4):
+Metrics (paper 000 §2.2 and ``docs/algorithms/000-topdown.md`` §1.4):
 
 * ``imc_gain`` φ(X): traffic between executors on the same node, every directed executor
   link counted once;
@@ -61,7 +61,8 @@ def imc_gain(topology: Topology, node_of: Mapping[str, str]) -> float:
 def _collocated_traffic(topology: Topology, bin_of: Mapping[str, object]) -> float:
     """Traffic between executors that share a bin (a node, or a (node, worker) pair).
 
-    Uses the group-count form of φ (notes §1.4) when traffic is the uniform split, which
+    Uses the group-count form of φ (``docs/algorithms/000-topdown.md`` §1.4) when traffic is the
+    uniform split, which
     is linear in executors instead of quadratic in executor pairs.
     """
     if topology.has_measured_traffic:

@@ -14,7 +14,8 @@ plugins are reproduced here:
   Storm users usually copy.
 
 :func:`apply_racks` writes the racks into the model's nodes (``Node.rack``), which is the
-only place the algorithms read them from (R-Storm's network distance, notes 003 §1.5).
+only place the algorithms read them from (R-Storm's network distance,
+``docs/algorithms/003-rstorm.md`` §2.4).
 
 File formats accepted by :func:`load_rack_mapping` (detected from the content):
 
@@ -24,7 +25,7 @@ File formats accepted by :func:`load_rack_mapping` (detected from the content):
 * JSON object ``{"rack": ["host", ...], ...}`` — the shape of Storm's
   ``getNetworkTopography()``;
 * JSON ``{"ClusterInfo": [{"cluster": "1", "nodes": ["host", ...]}, ...]}`` — the R-Storm
-  prototype's ``data/NetworkData`` file (notes 003 §1.5, [PROTO]).
+  prototype's ``data/NetworkData`` file (``docs/algorithms/003-rstorm.md`` §2.4).
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Algorithms decide *which executors share a worker* (``Placement.worker_key``); Storm runs a
 worker in a slot ``(supervisor, port)``. Ports of one node are interchangeable for the
 plan's cost, but not for the cluster: a worker whose executor set changes is restarted
-(notes 000 §3.3 step 5, §3.2 "churn reduction"). So each node's logical workers are mapped
+(``docs/algorithms/000-topdown.md`` §6.3, "churn reduction"). So each node's logical workers are
+mapped
 to that node's ports to **maximise the number of executors that stay in the slot they run
 in now** (Hungarian algorithm, :func:`scipy.optimize.linear_sum_assignment`, on the
 executor-overlap matrix), ties to the lowest ports, with logical workers in ascending order
@@ -11,7 +12,7 @@ on ascending ports. Without a current assignment, logical worker k (in ascending
 node gets its k-th lowest free port.
 
 The topology's own current ports count as available: on a rebalance Nimbus frees the
-topology's slots before calling the scheduler (notes 000 §3.3, ``mkAssignments``).
+topology's slots before calling the scheduler (``docs/algorithms/000-topdown.md`` §6.3).
 """
 
 from __future__ import annotations
@@ -142,7 +143,8 @@ def relabel_nodes(
 ) -> Placement:
     """Rename the plan's nodes so that most executors stay on the node they run on now.
 
-    The model's nodes are interchangeable as long as capacity allows (notes 000 §3.2,
+    The model's nodes are interchangeable as long as capacity allows
+    (``docs/algorithms/000-topdown.md`` §6.3,
     "churn reduction"): a plan that puts groups A, B on nodes n1, n2 costs the same as one
     that puts them on n2, n1, but restarts different workers. This picks the bijection from
     the plan's nodes onto the problem's nodes with the **largest executor overlap** with

@@ -21,7 +21,8 @@ from functools import cached_property
 from types import MappingProxyType
 
 EPSILON = 1e-9
-"""Tolerance of every capacity comparison (paper-000 notes §2.1: 3 × 33.33 must fit 100)."""
+"""Tolerance of every capacity comparison (``docs/algorithms/000-topdown.md`` §6.1: 3 × 33.33 must
+fit 100)."""
 
 
 def _frozen_map(mapping: Mapping | None) -> Mapping:
@@ -230,7 +231,8 @@ class Placement:
 
     ``worker_of`` optionally refines the node with a logical worker index on that node
     (0, 1, ...); when absent every topology gets one worker per node it uses (the
-    default of issue 3). ``slot_of`` is the physical mapping to Storm worker slots, filled
+    default of ``docs/algorithms/000-topdown.md`` §6.2). ``slot_of`` is the physical mapping to
+    Storm worker slots, filled
     by :mod:`scheduler_py.model.slots`. ``report`` carries algorithm-specific details
     (numbers an operator may want to see); it never changes the meaning of the placement.
     """

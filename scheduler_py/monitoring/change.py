@@ -42,7 +42,7 @@ def l1_relative(
     """The change signal: the mean over the parts (CPU % per executor, tuples/s per pair) of
     each part's own ``‖x − ref‖₁ / ‖ref‖₁`` over the union of its keys (a key absent on one
     side counts as 0). Each part is relative to its own reference, so θ means the same for
-    every topology whatever its traffic-to-CPU ratio (issue 17 item 5: summed in one norm,
+    every topology whatever its traffic-to-CPU ratio (summed in one norm,
     traffic dominated and an 80-point CPU drop moved the signal by 0.3). A part whose
     reference is all zeros counts 1 (100 %) when it is not zero now and is left out when it
     is; ``None`` when every part's reference is all zeros and x is not (undefined)."""

@@ -1,6 +1,6 @@
 """Carrying out one reconfiguration: block the spouts, drain, re-assign, resume.
 
-Option B of ``docs/algorithms/000-topdown.md`` ("Reconfiguration"), made fast (issue 17):
+Option B of ``docs/algorithms/000-topdown.md`` ("Reconfiguration"), made fast:
 
 1. **block the spouts**: Nimbus ``deactivate`` (spout executors call ``ISpout.deactivate``
    and stop calling ``nextTuple``);

@@ -1,4 +1,4 @@
-"""Staging a re-plan that would restart too many workers (issue 17 item 3).
+"""Staging a re-plan that would restart too many workers (README, "Adaptive re-scheduling").
 
 A reconfiguration restarts exactly the workers whose executor set changes (Storm's
 supervisor keeps a worker whose slot keeps the same executors; ``Proposal.restarting``).

@@ -1,8 +1,8 @@
 """When to re-plan a running topology, and when to accept the new plan (pure functions).
 
-Implements the trigger of notes 000 §3.2 ("Trigger", ours) on top of the paper's "large
+Implements our trigger (``docs/algorithms/000-topdown.md`` §6.4) on top of the paper's "large
 difference between successive measurements" (paper 000 §6), with the defaults of notes
-000 §6.6 and the hysteresis of notes 002 §6.3 ("optional periodic mode"):
+000 §6.6 and a hysteresis (``docs/algorithms/002-t3.md``):
 
 1. *Fire* when one of these holds:
 
@@ -26,8 +26,9 @@ difference between successive measurements" (paper 000 §6), with the defaults o
 4. *Stage*: the next stage of a staged plan fires (kind ``staged``) once the previous
    stage's measured gain is in and was not negative (``scheduler_py/reconfig/staging.py``).
 
-Deviation from notes 000 §3.2: the gain is measured at the **worker** (Storm's collocation
-unit, notes §3.4-2), i.e. inter-worker traffic, not φ at the node; for the brain's own plans
+Deviation from the paper: the gain is measured at the **worker** (Storm's collocation
+unit, ``docs/algorithms/000-topdown.md`` §6.2), i.e. inter-worker traffic, not φ at the node; for
+the brain's own plans
 (one worker per node and topology) the two are the same.
 """
 
@@ -55,7 +56,7 @@ class TriggerConfig:
     enabled: bool = True
     """re-plan running topologies automatically (``replan`` works either way)"""
     algorithm: str = "tdls"
-    """algorithm of re-plans (issue 17 item 6: ``tdls``, the best we have under the cost
+    """algorithm of re-plans (``tdls``, the best we have under the cost
     model; ``td`` is not monotone); empty: the topology's ``scheduler.brain.algorithm``"""
     change_threshold: float = 0.25
     """θ: relative L1 change of the measured costs that counts as a change"""

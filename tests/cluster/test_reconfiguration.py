@@ -270,8 +270,17 @@ def test_load_drop_triggers_one_reconfiguration_that_cuts_interworker_traffic(st
 def test_brain_killed_mid_drain_resumes_the_topology(story):
     cluster = story.cluster
     count = len(story.entries())
-    result = story.run("replan", NAME, "--algorithm", "even", "--no-wait")
-    assert result.returncode == 0, result.stdout + result.stderr
+    # the drain takes under a second now: hold it open (drain.min.secs) so that the brain
+    # can be killed while it lasts
+    cluster.start_brain(
+        *cluster.brain_command("--reconfig-check-secs", "2", "--reconfig", "drain.min.secs=30")
+    )
+
+    def replan_accepted():
+        result = story.run("replan", NAME, "--algorithm", "even", "--no-wait")
+        return result.returncode == 0 and result
+
+    wait_until(replan_accepted, 120, "the restarted brain to accept a replan (after a round)")
 
     def draining():
         entries = story.entries()
