@@ -1,5 +1,9 @@
-"""Issues 7 and 17: what a reconfiguration costs a running topology — ours against Storm's
-own ``rebalance -w 0``.
+"""What a reconfiguration costs a running topology — ours against Storm's own
+``rebalance -w 0`` (README, "Adaptive re-scheduling").
+
+Why this module is over 500 lines: it is one benchmark's driver (cluster start, workloads,
+interleaved runs of both paths, the ledger check, tables and plot); the per-path measurement
+lives in ``reconfig_paths.py``. Splitting the driver further would scatter one sequence.
 
 Starts its own isolated local cluster as :mod:`scheduler_py.bench.monitor_overhead` does
 (``deploy/cluster-up.sh`` in a temporary ``CLUSTER_DIR``; ``--set port_offset=N``, default

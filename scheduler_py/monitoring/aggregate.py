@@ -1,5 +1,9 @@
 """The PySpark aggregation job: window records → the aggregate of contract §4.
 
+Why this module is over 500 lines: the Spark DataFrame plan of one aggregation
+(:func:`aggregate_frames`) is a single expression pipeline best read in one place; the
+Spark-free parts live in ``documents.py`` and ``change.py``.
+
 One run (:meth:`AggregationJob.run_once`):
 
 1. cleanup: with the list of running topologies (from Nimbus), every monitoring znode of a
