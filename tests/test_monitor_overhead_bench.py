@@ -18,7 +18,7 @@ from scheduler_py.bench.registry import benchmarks
 
 def test_registered():
     info = benchmarks()["monitor_overhead"]
-    assert info.paper == "issue 6: monitor overhead < 5 %"
+    assert info.paper == "README: monitoring cost (monitor overhead < 5 %)"
     assert callable(info.run)
 
 
