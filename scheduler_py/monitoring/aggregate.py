@@ -46,6 +46,7 @@ partitions, modest driver memory; the inputs are a few hundred records per topol
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
@@ -85,11 +86,20 @@ DEFAULT_RETENTION_MS = 300_000
 SPARK_DEFAULTS: dict[str, str] = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
-    "spark.sql.shuffle.partitions": "4",
+    # the inputs are kilobytes to a few megabytes: one partition per shuffle, and no adaptive
+    # execution (it runs every shuffle stage as a job of its own: 32 jobs per cycle instead
+    # of 10, README "Monitoring cost")
+    "spark.sql.shuffle.partitions": "1",
+    "spark.sql.adaptive.enabled": "false",
+    # one cycle generates more Java classes than Spark's default cache of 100 holds: with the
+    # default, every warm cycle compiled most of them again (Janino took most of its CPU)
+    "spark.sql.codegen.cache.maxEntries": "1000",
     "spark.driver.memory": "1g",
     "spark.sql.session.timeZone": "UTC",
-    "spark.sql.adaptive.enabled": "true",
 }
+DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+"""The driver JVM compiles with C1 only and collects garbage on one thread: a warm cycle costs
+half the CPU (the C2 compiler and the parallel collector's threads ran beside every cycle)."""
 LOCAL_DEFAULTS: dict[str, str] = {
     "spark.driver.host": "127.0.0.1",
     "spark.driver.bindAddress": "127.0.0.1",
@@ -120,7 +130,9 @@ def spark_session(
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     settings.update(conf or {})
     if "spark.driver.extraJavaOptions" not in settings:
-        settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={_log4j2_file()}"
+        settings["spark.driver.extraJavaOptions"] = (
+            f"{DRIVER_JAVA_OPTIONS} -Dlog4j2.configurationFile={_log4j2_file()}"
+        )
     builder = SparkSession.builder.master(master).appName(app)
     for key, value in settings.items():
         builder = builder.config(key, value)
@@ -194,53 +206,72 @@ def _schemas():
 
 @dataclass
 class Frames:
-    """The three input tables (columns :data:`~.records.RECORD_COLUMNS`, ...)."""
+    """The three input tables (columns :data:`~.records.RECORD_COLUMNS`, ...); ``records``
+    also has ``window_cut_ms``: a record is in the window iff ``window_end_ms`` is above it.
+
+    The cut travels as data, not as a literal in the query: Spark inlines literals into the
+    Java code it generates and compiles (Janino), so a cut that changes every cycle would
+    make every cycle compile its code afresh.
+    """
 
     records: DataFrame
     executors: DataFrame
     traffic: DataFrame
 
 
-def frames_from_rows(spark: SparkSession, flat: FlatRecords) -> Frames:
+def frames_from_rows(spark: SparkSession, flat: FlatRecords, window_cut_ms: int) -> Frames:
+    """The three input tables, handed to the JVM as Arrow columns.
+
+    Not ``createDataFrame(list_of_tuples)``: that pickles the rows and re-serialises them in
+    Python worker processes (``pyspark.daemon``) on every cycle; an Arrow table goes to the
+    JVM in one stream and no Python worker starts.
+    """
+    import pyarrow as pa
+
+    def table(rows: list[tuple], columns: tuple[str, ...], schema, **constant) -> DataFrame:
+        arrays = {name: [row[i] for row in rows] for i, name in enumerate(columns)}
+        for name, value in constant.items():
+            arrays[name] = [value] * len(rows)
+        return spark.createDataFrame(pa.table(arrays), schema)
+
     record_schema, executor_schema, traffic_schema = _schemas()
+    record_schema = record_schema.add("window_cut_ms", "long", False)
     return Frames(
-        spark.createDataFrame(flat.records, record_schema),
-        spark.createDataFrame(flat.executors, executor_schema),
-        spark.createDataFrame(flat.traffic, traffic_schema),
+        table(flat.records, RECORD_COLUMNS, record_schema, window_cut_ms=window_cut_ms),
+        table(flat.executors, EXECUTOR_COLUMNS, executor_schema),
+        table(flat.traffic, TRAFFIC_COLUMNS, traffic_schema),
     )
+
+
+TABLES = ("workers", "executors", "pairs", "components", "edges")
 
 
 @dataclass
 class AggregateFrames:
-    """The aggregate as (lazy, partly cached) DataFrames, keyed by ``topology_id``."""
+    """The aggregate as lazy DataFrames, keyed by ``topology_id`` (nothing is cached: the
+    tables are computed together by one query, :func:`collect`)."""
 
     workers: DataFrame
     executors: DataFrame
     pairs: DataFrame
     components: DataFrame
     edges: DataFrame
-    cached: tuple[DataFrame, ...] = ()
-
-    def unpersist(self) -> None:
-        for frame in (self.executors, self.pairs, *self.cached):
-            frame.unpersist()
 
 
-def aggregate_frames(frames: Frames, now_ms: int, window_ms: int) -> AggregateFrames:
+def aggregate_frames(frames: Frames) -> AggregateFrames:
     """The Spark side of the job (see the module docstring for every rule)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    cut = now_ms - window_ms
     col = F.col
     one = F.lit(1)
 
     dedup = Window.partitionBy("topology_id", "supervisor_id", "port", "window_end_ms").orderBy(
         col("seq").desc(), col("record_id").asc()
     )
-    ranked = frames.records.withColumn("keep", F.row_number().over(dedup) == 1).persist()
+    ranked = frames.records.withColumn("keep", F.row_number().over(dedup) == 1)
     duration = col("window_end_ms") - col("window_start_ms")
-    in_window = col("keep") & (col("window_end_ms") > F.lit(cut))
+    in_window = col("keep") & (col("window_end_ms") > col("window_cut_ms"))
 
     def when_in(expr):
         return F.when(in_window, expr)
@@ -260,18 +291,14 @@ def aggregate_frames(frames: Frames, now_ms: int, window_ms: int) -> AggregateFr
     )
 
     kept = ranked.filter(col("keep")).drop("keep")
-    current = (
-        kept.filter(col("window_end_ms") > F.lit(cut))
-        .select(
-            "record_id",
-            "topology_id",
-            "supervisor_id",
-            "host",
-            "port",
-            "window_end_ms",
-            duration.alias("duration_ms"),
-        )
-        .persist()
+    current = kept.filter(col("window_end_ms") > col("window_cut_ms")).select(
+        "record_id",
+        "topology_id",
+        "supervisor_id",
+        "host",
+        "port",
+        "window_end_ms",
+        duration.alias("duration_ms"),
     )
 
     executors = (
@@ -300,7 +327,6 @@ def aggregate_frames(frames: Frames, now_ms: int, window_ms: int) -> AggregateFr
             col("at.host").alias("host"),
             col("at.port").alias("port"),
         )
-        .persist()
     )
 
     # destination task -> the executor that most recently listed it
@@ -356,20 +382,16 @@ def aggregate_frames(frames: Frames, now_ms: int, window_ms: int) -> AggregateFr
         col("task_end").alias("src_end"),
         "covered_ms",
     )
-    pairs = (
-        sums.join(observed, ["topology_id", "src_start", "src_end"], "left")
-        .select(
-            "topology_id",
-            "src_start",
-            "src_end",
-            "src_component",
-            "dst_start",
-            "dst_end",
-            "dst_component",
-            (col("tuples") * 1000.0 / col("covered_ms")).alias("tuples_per_s"),
-            (col("bytes") * 1000.0 / col("covered_ms")).alias("bytes_per_s"),
-        )
-        .persist()
+    pairs = sums.join(observed, ["topology_id", "src_start", "src_end"], "left").select(
+        "topology_id",
+        "src_start",
+        "src_end",
+        "src_component",
+        "dst_start",
+        "dst_end",
+        "dst_component",
+        (col("tuples") * 1000.0 / col("covered_ms")).alias("tuples_per_s"),
+        (col("bytes") * 1000.0 / col("covered_ms")).alias("bytes_per_s"),
     )
 
     inbound = pairs.groupBy(
@@ -406,7 +428,7 @@ def aggregate_frames(frames: Frames, now_ms: int, window_ms: int) -> AggregateFr
         F.sum("bytes_per_s").alias("bytes_per_s"),
         F.count(one).alias("pairs"),
     )
-    return AggregateFrames(workers, executors, pairs, components, edges, (ranked, current))
+    return AggregateFrames(workers, executors, pairs, components, edges)
 
 
 def _cv(F, column: str):
@@ -416,27 +438,30 @@ def _cv(F, column: str):
 
 
 def collect(result: AggregateFrames) -> Tables:
-    def rows(frame):
-        return [row.asDict(recursive=True) for row in frame.collect()]
+    """Every table in ONE Spark query: each row becomes ``(table, JSON of the row)``, the five
+    tables are unioned and collected once, so Spark plans once and computes the shared parts
+    (deduplicated records, the window, the pairs) once (exchange reuse) instead of once per
+    table. Nulls are kept (``ignoreNullFields``: a worker with no record in the window has a
+    null ``window_start_ms``)."""
+    from pyspark.sql import functions as F
 
-    return Tables(
-        rows(result.workers),
-        rows(result.executors),
-        rows(result.pairs),
-        rows(result.components),
-        rows(result.edges),
-    )
+    tagged = None
+    for name in TABLES:
+        frame = getattr(result, name)
+        row = F.to_json(F.struct(*frame.columns), {"ignoreNullFields": "false"})
+        part = frame.select(F.lit(name).alias("table"), row.alias("row"))
+        tagged = part if tagged is None else tagged.unionAll(part)
+    tables = Tables()
+    for item in tagged.collect():
+        getattr(tables, item["table"]).append(json.loads(item["row"]))
+    return tables
 
 
 def aggregate_rows(spark: SparkSession, flat: FlatRecords, now_ms: int, window_ms: int) -> Tables:
     """Rows in, collected aggregate tables out (no records: empty tables, Spark untouched)."""
     if not flat.records:
         return Tables()
-    result = aggregate_frames(frames_from_rows(spark, flat), now_ms, window_ms)
-    try:
-        return collect(result)
-    finally:
-        result.unpersist()
+    return collect(aggregate_frames(frames_from_rows(spark, flat, now_ms - window_ms)))
 
 
 # --------------------------------------------------------------------------- the job
@@ -500,13 +525,10 @@ class AggregationJob:
         flat = flatten(parsed.records)
         window = self.config.window_ms
         if flat.records:
-            result = aggregate_frames(frames_from_rows(self.spark, flat), now, window)
-            try:
-                tables = collect(result)
-                if self.config.parquet is not None:
-                    write_parquet(result, self.config.parquet, now)
-            finally:
-                result.unpersist()
+            result = aggregate_frames(frames_from_rows(self.spark, flat, now - window))
+            tables = collect(result)
+            if self.config.parquet is not None:
+                write_parquet(result, self.config.parquet, now)
         else:
             tables = Tables()
         documents = build_documents(tables, topologies, now, window, parsed.corrupt)
