@@ -53,6 +53,34 @@ def _executors(cluster, name: str) -> dict[str, int]:
     return counts
 
 
+def _wait_acked_growing(cluster, name: str) -> None:
+    """Wait until ``name``'s spouts have acked tuples, then until the count grows again (one
+    more stats report); the topology must report no component errors meanwhile."""
+    last = {}
+
+    def acked() -> int:
+        last["state"] = cluster.nimbus.topology_state(name)
+        return last["state"].acked if last["state"] else 0
+
+    def describe() -> str:
+        state = last.get("state")
+        if state is None:
+            return "(not listed)"
+        return (
+            f"(last seen: {state.status} acked={state.acked} failed={state.failed} "
+            f"errors={state.errors})"
+        )
+
+    first = wait_until(acked, _machine_timeout(90), f"{name}'s spouts to ack tuples", describe)
+    wait_until(
+        lambda: acked() > first,
+        _machine_timeout(4 * STATS_PERIOD_S),
+        f"{name}'s acked count to grow past {first}",
+        describe,
+    )
+    assert not last["state"].errors, f"{name} reported errors: {last['state'].errors}"
+
+
 def test_wordcount_and_linear_run_with_their_options_and_ack_tuples(cluster):
     try:
         for name, (kind, conf) in RUNS.items():
@@ -74,31 +102,7 @@ def test_wordcount_and_linear_run_with_their_options_and_ack_tuples(cluster):
             )
 
         for name in RUNS:
-            state = {}
-
-            def acked(name=name, state=state) -> int:
-                state["last"] = cluster.nimbus.topology_state(name)
-                return state["last"].acked if state["last"] else 0
-
-            def describe(state=state) -> str:
-                last = state.get("last")
-                return (
-                    f"(last seen: {last.status} acked={last.acked} failed={last.failed} "
-                    f"errors={last.errors})"
-                    if last
-                    else "(not listed)"
-                )
-
-            first = wait_until(
-                acked, _machine_timeout(90), f"{name}'s spouts to ack tuples", describe
-            )
-            wait_until(
-                lambda name=name, first=first: acked(name) > first,
-                _machine_timeout(4 * STATS_PERIOD_S),
-                f"{name}'s acked count to grow past {first}",
-                describe,
-            )
-            assert not state["last"].errors, f"{name} reported errors: {state['last'].errors}"
+            _wait_acked_growing(cluster, name)
     finally:
         for name in RUNS:
             cluster.kill(name)
