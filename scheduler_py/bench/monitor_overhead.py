@@ -199,7 +199,11 @@ def tree_cpu_seconds(pid: int) -> float:
 
 
 class _Cluster:
-    def __init__(self, directory: Path, port_offset: str = PORT_OFFSET) -> None:
+    def __init__(
+        self, directory: Path, aggregate: bool = False, port_offset: str = PORT_OFFSET
+    ) -> None:
+        """``aggregate``: cluster-up.sh starts the aggregation for the whole session (this
+        benchmark leaves it off and runs its own for the "on" runs only)."""
         self.directory = directory
         self.env = dict(os.environ)
         self.env.update(
@@ -208,7 +212,7 @@ class _Cluster:
             VENV=str(Path(sys.executable).parents[1]),
             BRAIN="yes",
             STORM_SCHEDULER="io.schedulerpy.storm.BrainScheduler",
-            AGGREGATE="no",  # the benchmark starts it for the "on" runs only
+            AGGREGATE="yes" if aggregate else "no",
         )
         self.nimbus: Any = None
         self.aggregation: subprocess.Popen[bytes] | None = None
