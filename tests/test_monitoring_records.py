@@ -247,3 +247,25 @@ def test_parse_duration(text, ms):
 def test_parse_duration_rejects(text):
     with pytest.raises(Exception, match="duration"):
         parse_duration(text)
+
+
+def test_a_reference_too_big_for_a_znode_keeps_its_heaviest_pairs():
+    from scheduler_py.monitoring.change import fit_reference, l1_relative
+
+    rates = {f"{i}-{i}>{i + 1}-{i + 1}": float(1 + i % 997) for i in range(120_000)}
+    full = {"v": 1, "topology_id": "t", "computed_at_ms": 1, "cpu": {"1-1": 50.0}, "pairs": rates}
+    assert len(encode(full)) > 900_000
+    trimmed = fit_reference(full)
+    assert len(encode(trimmed)) <= 900_000
+    kept = trimmed["pairs"]
+    assert 0 < len(kept) < len(rates) and trimmed["truncated_pairs"] == len(rates) - len(kept)
+    assert min(kept.values()) == trimmed["pairs_floor"]
+    assert all(rate >= trimmed["pairs_floor"] for rate in kept.values())
+    # the same measurement against its trimmed reference: no change
+    x = {"cpu": full["cpu"], "pairs": rates}
+    assert l1_relative(x, trimmed) == 0.0
+    # a new pair above the floor is a change; one below it is not
+    above = {**rates, "new>pair": trimmed["pairs_floor"] * 10}
+    assert l1_relative({"cpu": full["cpu"], "pairs": above}, trimmed) > 0.0
+    small = dict(fit_reference({**full, "pairs": {"a>b": 5.0}}))
+    assert "pairs_floor" not in small  # fits: unchanged

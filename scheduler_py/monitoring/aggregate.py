@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scheduler_py.monitoring.change import apply_change
+from scheduler_py.monitoring.change import apply_change, fit_reference
 from scheduler_py.monitoring.documents import (
     ParseCache,
     Tables,
@@ -594,7 +594,7 @@ class AggregationJob:
             stored = self.store.read_reference(topology_id)
             new_reference = apply_change(document, stored, reset_reference)
             if new_reference is not None:
-                self.store.write_reference(topology_id, new_reference)
+                self.store.write_reference(topology_id, fit_reference(new_reference))
             self.store.write_aggregate(topology_id, fit_znode(document))
         phases["write"] = time.perf_counter() - mark
         return documents, dict(parsed.reasons)

@@ -13,8 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from scheduler_py.monitoring.records import encode
+
 VERSION = 1
 """Version of the reference document (``<root>/reference/<topology-id>``)."""
+REFERENCE_BUDGET = 900_000
+"""Bytes of gzip a reference znode may take (below ZooKeeper's 1 MB ``jute.maxbuffer``)."""
 
 
 def _range_key(start_end: Iterable[int]) -> str:
@@ -45,12 +49,19 @@ def l1_relative(
     every topology whatever its traffic-to-CPU ratio (summed in one norm,
     traffic dominated and an 80-point CPU drop moved the signal by 0.3). A part whose
     reference is all zeros counts 1 (100 %) when it is not zero now and is left out when it
-    is; ``None`` when every part's reference is all zeros and x is not (undefined)."""
+    is; ``None`` when every part's reference is all zeros and x is not (undefined). A
+    reference trimmed to fit its znode carries ``pairs_floor`` (see :func:`fit_reference`)."""
     changes: list[float] = []
     referenced = moved = False
+    floor = ref.get("pairs_floor")
     for part in ("cpu", "pairs"):
         now, before = x.get(part, {}), ref.get(part, {})
-        distance = sum(abs(now.get(k, 0.0) - before.get(k, 0.0)) for k in set(now) | set(before))
+        keys = set(now) | set(before)
+        if part == "pairs" and isinstance(floor, (int, float)):
+            # a trimmed reference (fit_reference) does not know pairs below its floor: a pair
+            # absent from it that is still below the floor is not a change
+            keys = {k for k in keys if k in before or now.get(k, 0.0) > floor}
+        distance = sum(abs(now.get(k, 0.0) - before.get(k, 0.0)) for k in keys)
         norm = sum(abs(v) for v in before.values())
         referenced, moved = referenced or norm > 0.0, moved or distance > 0.0
         if norm > 0.0:
@@ -69,6 +80,30 @@ def reference_document(document: Mapping[str, Any]) -> dict[str, Any]:
         "computed_at_ms": document["computed_at_ms"],
         **change_vector(document),
     }
+
+
+def fit_reference(reference: dict[str, Any], budget: int = REFERENCE_BUDGET) -> dict[str, Any]:
+    """``reference``, with only its heaviest pairs when its encoding exceeds ``budget`` bytes
+    (a ZooKeeper znode holds under 1 MB; at thousands of executors the pairs do not fit). The
+    trimmed reference records ``pairs_floor``, the rate of the lightest pair it kept, and
+    ``truncated_pairs``; :func:`l1_relative` then ignores pairs below the floor it never saw."""
+    data = encode(reference)
+    if len(data) <= budget:
+        return reference
+    pairs = sorted(reference["pairs"].items(), key=lambda item: item[1], reverse=True)
+    keep = len(pairs)
+    trimmed = reference
+    while len(data) > budget and keep > 1:
+        keep = max(1, int(keep * min(0.9, budget / len(data))))
+        kept = dict(pairs[:keep])
+        trimmed = {
+            **reference,
+            "pairs": kept,
+            "pairs_floor": pairs[keep - 1][1],
+            "truncated_pairs": len(pairs) - keep,
+        }
+        data = encode(trimmed)
+    return trimmed
 
 
 def apply_change(

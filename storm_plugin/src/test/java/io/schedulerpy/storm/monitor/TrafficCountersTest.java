@@ -92,6 +92,31 @@ class TrafficCountersTest {
     }
 
     @Test
+    void sizesAreSampledEveryOneOverRateEmits() {
+        TrafficCounters.StreamTraffic s = new TrafficCounters().forTask(1).stream("x");
+        assertTrue(s.shouldSample(0.25), "the first emit is sampled");
+        s.addSample(1);
+        StringBuilder pattern = new StringBuilder();
+        for (int i = 0; i < 8; i++) {
+            pattern.append(s.shouldSample(0.25) ? 'S' : '.');
+        }
+        assertEquals("S...S...", pattern.toString());
+    }
+
+    @Test
+    void taskIdsBeyondTheDenseRangeAndNegativeOnesAreCounted() {
+        TrafficCounters c = new TrafficCounters();
+        TrafficCounters.StreamTraffic s = c.forTask(1).stream("d");
+        int big = TrafficCounters.StreamTraffic.MAX_DENSE_TASK + 5;
+        s.count(Arrays.asList(-1, 3, 1000, big, 3));
+        assertEquals(List.of(
+            new TrafficCounters.Entry(1, -1, "d", 1, 0),
+            new TrafficCounters.Entry(1, 3, "d", 2, 0),
+            new TrafficCounters.Entry(1, 1000, "d", 1, 0),
+            new TrafficCounters.Entry(1, big, "d", 1, 0)), c.drain());
+    }
+
+    @Test
     void concurrentEmittersAndDrainsLoseNothing() throws Exception {
         TrafficCounters c = new TrafficCounters();
         int threads = 4;
