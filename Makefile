@@ -13,13 +13,14 @@ PLUGIN_SOURCES := $(shell find storm_plugin/src -type f 2>/dev/null) storm_plugi
 	scheduler_py/service/scheduler.thrift
 
 .PHONY: help deps venv plugin storm-home cluster-up cluster-down cluster-status demo \
-	test lint test-java test-python bench clean
+	spark-up spark-down test lint test-java test-python bench clean
 
 help:
 	@echo "make demo     - set everything up, start a local Storm cluster scheduled by the brain, run word count"
 	@echo "make test     - lint + Java unit tests + Python tests (incl. real-cluster integration tests)"
 	@echo "make bench    - benchmarks (tables beside the papers' numbers, PNGs in bench-results/)"
 	@echo "make cluster-up / cluster-down / cluster-status"
+	@echo "make spark-up / spark-down - a Spark standalone master + worker on loopback (scheduler-py aggregate --master)"
 
 deps:
 	deploy/install-system-deps.sh
@@ -49,6 +50,13 @@ cluster-down:
 cluster-status:
 	deploy/cluster-status.sh
 
+# Spark standalone for `scheduler-py aggregate --master spark://127.0.0.1:7077` (deploy/spark-up.sh)
+spark-up: venv
+	deploy/spark-up.sh
+
+spark-down:
+	deploy/spark-down.sh
+
 demo: deps venv storm-home
 	deploy/demo.sh
 
@@ -70,4 +78,5 @@ bench: venv
 
 clean:
 	-deploy/cluster-down.sh
+	-deploy/spark-down.sh
 	rm -rf build storm_plugin/target bench-results
