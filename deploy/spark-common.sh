@@ -4,6 +4,8 @@
 # memory are Spark's own (sbin/start-master.sh and start-worker.sh read the same ones).
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=deploy/process-common.sh
+source "$REPO/deploy/process-common.sh"
 VENV="${VENV:-$REPO/.venv}"
 SPARK_STATE_DIR="${SPARK_STATE_DIR:-$REPO/build/spark}"
 SPARK_STATE_DIR="$(realpath -m "$SPARK_STATE_DIR")"  # absolute: matched in /proc
@@ -37,18 +39,8 @@ sdie() { echo "[${SPARK_SCRIPT:-spark}] ERROR: $*" >&2; exit 1; }
 
 spark_pidfile() { echo "$SPARK_RUN_DIR/$1.pid"; }
 
-# pid of the master or worker if its pid file names a live process whose command line
-# points into SPARK_STATE_DIR (guards against a recycled pid), else nothing.
-spark_daemon_pid() {
-  local f pid
-  f="$(spark_pidfile "$1")"
-  [[ -f "$f" ]] || return 1
-  pid="$(cat "$f" 2>/dev/null || true)"
-  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  kill -0 "$pid" 2>/dev/null || return 1
-  tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF -- "$SPARK_STATE_DIR/" || return 1
-  echo "$pid"
-}
+# pid of the master or worker if its pid file names a live process of SPARK_STATE_DIR
+spark_daemon_pid() { live_pid "$(spark_pidfile "$1")" "$SPARK_STATE_DIR"; }
 
 # Every process of this Spark cluster, as pids on one line.  A process is ours if
 #  - it carries our marker: an argument under SPARK_STATE_DIR/conf/ (the daemons'
@@ -64,32 +56,5 @@ spark_pids() {
     f="$(spark_pidfile "$c")"
     [[ -f "$f" ]] && groups+="$(cat "$f" 2>/dev/null) "
   done
-  python3 - "$SPARK_STATE_DIR" "$groups" <<'PY'
-import os, sys
-root = os.path.realpath(sys.argv[1]).rstrip("/") + "/"
-groups = {int(g) for g in sys.argv[2].split() if g.isdigit()}
-me = {os.getpid(), os.getppid()}
-out = []
-for name in os.listdir("/proc"):
-    if not name.isdigit() or int(name) in me:
-        continue
-    try:
-        with open(f"/proc/{name}/cmdline", "rb") as fh:
-            args = [a.decode(errors="replace") for a in fh.read().split(b"\0") if a]
-        cwd = os.readlink(f"/proc/{name}/cwd") + "/"
-        group = os.getpgid(int(name))
-    except OSError:
-        continue
-    if not args:  # kernel thread or zombie
-        continue
-    marked = any(root + "conf/" in a for a in args)
-    inside = cwd.startswith(root) or any(root in a for a in args)
-    if marked or (group in groups and inside):
-        out.append(name)
-print(" ".join(out))
-PY
-}
-
-port_in_use() {  # port_in_use <port>  (a listening TCP socket on any address)
-  ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
+  owned_pids "$SPARK_STATE_DIR" "$groups" --arg-prefix='{dir}/conf/'
 }
