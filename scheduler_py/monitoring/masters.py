@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import ipaddress
+import socket
+
+DEFAULT_PORT = 7077
 
 
 def master_on_loopback(master: str) -> bool:
@@ -13,8 +16,7 @@ def master_on_loopback(master: str) -> bool:
     reach the driver on loopback too.  ``local[*]`` and other schemes: ``False``."""
     if not master.startswith("spark://"):
         return False
-    for host_port in master.removeprefix("spark://").split(","):
-        host = host_port.rpartition(":")[0].strip("[]")
+    for host, _ in master_addresses(master):
         if host == "localhost":
             continue
         try:
@@ -23,3 +25,36 @@ def master_on_loopback(master: str) -> bool:
         except ValueError:  # a host name other than localhost
             return False
     return True
+
+
+def master_addresses(master: str) -> list[tuple[str, int]]:
+    """``(host, port)`` of every master of a ``spark://`` URL (several for a standby
+    setup); nothing for ``local[*]`` and other schemes."""
+    if not master.startswith("spark://"):
+        return []
+    addresses = []
+    for host_port in master.removeprefix("spark://").split(","):
+        host, colon, port = host_port.rpartition(":")
+        if not colon or not port.isdigit():
+            host, port = host_port, str(DEFAULT_PORT)
+        addresses.append((host.strip("[]"), int(port)))
+    return addresses
+
+
+def unreachable_master(master: str, timeout: float = 3.0) -> str | None:
+    """Why no master of a ``spark://`` URL accepts a connection, or ``None`` when one does
+    (or the URL names no standalone master).  Spark itself would retry for about a minute
+    and then fail with a stopped SparkContext."""
+    failures = []
+    for host, port in master_addresses(master):
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+            return None
+        except OSError as error:
+            failures.append(f"{host}:{port}: {error.strerror or error}")
+    if not failures:
+        return None
+    return (
+        f"Spark master {master} unreachable ({'; '.join(failures)}); start it "
+        "(make spark-up for one on loopback) or pass another --master"
+    )
