@@ -11,8 +11,11 @@ export STORM_HOME
 PLUGIN_JAR := storm_plugin/target/storm-scheduler-plugin.jar
 PLUGIN_SOURCES := $(shell find storm_plugin/src -type f 2>/dev/null) storm_plugin/pom.xml \
 	scheduler_py/service/scheduler.thrift
+# JVM benchmark topologies (topologies/README.md, "JVM topologies")
+TOPOLOGIES_JAR := topologies/jvm/target/scheduler-py-topologies.jar
+TOPOLOGIES_SOURCES := $(shell find topologies/jvm/src/main -type f 2>/dev/null) topologies/jvm/pom.xml
 
-.PHONY: help deps venv plugin storm-home cluster-up cluster-down cluster-status demo \
+.PHONY: help deps venv plugin topologies-jvm storm-home cluster-up cluster-down cluster-status demo \
 	spark-up spark-down test lint test-java test-python bench clean
 
 help:
@@ -20,6 +23,7 @@ help:
 	@echo "make test     - lint + Java unit tests + Python tests (incl. real-cluster integration tests)"
 	@echo "make bench    - benchmarks (tables beside the papers' numbers, PNGs in bench-results/)"
 	@echo "make cluster-up / cluster-down / cluster-status"
+	@echo "make topologies-jvm - build the JVM benchmark topologies jar ($(TOPOLOGIES_JAR))"
 	@echo "make spark-up / spark-down - a Spark standalone master + worker on loopback (scheduler-py aggregate --master)"
 
 deps:
@@ -37,6 +41,12 @@ plugin: $(PLUGIN_JAR)
 
 $(PLUGIN_JAR): $(PLUGIN_SOURCES) | deps
 	mvn -q -B -f storm_plugin/pom.xml -DskipTests package
+
+topologies-jvm: $(TOPOLOGIES_JAR)
+
+$(TOPOLOGIES_JAR): $(TOPOLOGIES_SOURCES) | deps
+	mvn -q -B -f topologies/jvm/pom.xml -DskipTests package
+	touch $@  # maven leaves an up-to-date jar's time alone
 
 storm-home: plugin
 	deploy/install-storm.sh
@@ -67,8 +77,9 @@ lint: venv
 
 test-java: deps
 	mvn -q -B -f storm_plugin/pom.xml test
+	mvn -q -B -f topologies/jvm/pom.xml test
 
-test-python: venv storm-home
+test-python: venv storm-home topologies-jvm
 	$(PY) -m pytest -ra
 
 test: lint test-java test-python
@@ -79,4 +90,4 @@ bench: venv
 clean:
 	-deploy/cluster-down.sh
 	-deploy/spark-down.sh
-	rm -rf build storm_plugin/target bench-results
+	rm -rf build storm_plugin/target topologies/jvm/target bench-results

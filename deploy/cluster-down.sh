@@ -69,6 +69,11 @@ if [[ -n "$left" ]]; then
 fi
 
 rm -f "$RUN_DIR"/*.pid "$RUN_DIR/cluster.env"
+# the aggregation's CPU cgroup (scheduler_py/monitoring/priority.py); refused, and kept, while
+# another cluster's aggregation still runs in it
+for group in /sys/fs/cgroup/cpu/scheduler-py-aggregate /sys/fs/cgroup/scheduler-py-aggregate; do
+  [[ -d $group ]] && rmdir "$group" 2>/dev/null || true
+done
 left="$(cluster_pids)"
 if [[ -n "$left" ]]; then
   clog "ERROR: processes of the cluster still alive:"

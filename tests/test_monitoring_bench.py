@@ -9,7 +9,6 @@ import pytest
 
 from scheduler_py.bench import cli
 from scheduler_py.bench.monitoring_aggregation import (
-    NOW,
     WINDOW_MS,
     WINDOWS,
     WORKERS,
@@ -21,7 +20,7 @@ from scheduler_py.monitoring.aggregate import aggregate_frames, collect, spark_s
 def test_synthetic_rows_are_all_aggregated():
     spark = spark_session("local[2]")
     rows = 30_000
-    tables = collect(aggregate_frames(synthetic_frames(spark, rows), NOW, WINDOWS * WINDOW_MS))
+    tables = collect(aggregate_frames(synthetic_frames(spark, rows)))
     assert sum(w["records"] for w in tables.workers) == WORKERS * WINDOWS
     observed_s = WINDOWS * WINDOW_MS / 1000
     total = sum(p["tuples_per_s"] for p in tables.pairs) * observed_s

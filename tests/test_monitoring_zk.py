@@ -191,6 +191,16 @@ def test_job_end_to_end(store, spark, tmp_path):
     doc = job.run_once(now_ms=later, running={"wc-1"}, reset_reference=True).documents["wc-1"]
     assert doc["change"] == {"l1_relative": 0.0, "reference_computed_at_ms": later}
 
+    # nothing new: no Spark work, nothing rewritten; one new window: only it is read
+    quiet = job.run_once(now_ms=later + 1_000, running={"wc-1"})
+    assert quiet.skipped and quiet.new_windows == 0 and quiet.documents == {}
+    assert store.read_aggregate("wc-1")["computed_at_ms"] == later
+    store.publish_window(window("wc-1", "sup-a", 6700, later + 10_000, [(1, 1, "s", 1, 0)]))
+    fresh = job.run_once(now_ms=later + 10_000, running={"wc-1"})
+    assert not fresh.skipped and fresh.new_windows == 1
+    assert fresh.read_windows == quiet.read_windows - quiet.deleted_windows + 1
+    assert store.read_aggregate("wc-1")["computed_at_ms"] == later + 10_000
+
 
 def test_cli_every_with_parquet_and_the_brain_reading_back(
     zookeeper, store, spark, tmp_path, capsys
@@ -215,11 +225,18 @@ def test_cli_every_with_parquet_and_the_brain_reading_back(
             "20m",
             "--parquet",
             str(tmp_path / "pq"),
+            "--nice",  # this is the test process: keep its priority and cgroup
+            "0",
+            "--cpu-weight",
+            "0",
         ]
     )
     out = capsys.readouterr().out
     assert code == 0, out
-    assert out.count("wc-1: 12 record(s) in 6 window(s) (0 corrupt, 0 duplicate)") == 2
+    assert out.count("wc-1: 12 record(s) in 6 window(s) (0 corrupt, 0 duplicate)") == 1
+    assert "aggregated 12 window znode(s) (12 new) of 1 topolog(ies)" in out
+    # nothing new arrived for the second run: no Spark work, the aggregate is left as it is
+    assert "no new window znode since the last run (12 read before)" in out
     assert f"-> {store.root}/aggregate/wc-1" in out
 
     source = ZooKeeperAggregates(zookeeper.hosts, store.root, cache_secs=3600)
@@ -261,6 +278,10 @@ def test_cli_reports_unreachable_zookeeper(capsys):
             "--zookeeper-timeout",
             "2s",
             "--no-cleanup",
+            "--nice",
+            "0",
+            "--cpu-weight",
+            "0",
         ]
     )
     assert code == 2

@@ -127,6 +127,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="make this (first) aggregate the change-signal reference of every topology",
     )
+    parser.add_argument(
+        "--nice",
+        type=int,
+        default=10,
+        help="run at this niceness, 0..19 (default 10); the Spark JVM inherits it",
+    )
+    parser.add_argument(
+        "--cpu-weight",
+        type=int,
+        default=20,
+        metavar="WEIGHT",
+        help="cgroup CPU weight 1..10000, 100 = an ordinary process (default 20); 0: no cgroup",
+    )
+    parser.add_argument(
+        "--cpu-quota",
+        type=float,
+        metavar="CORES",
+        help="hard CPU cap in cores through the cgroup (e.g. 0.5; default: none)",
+    )
     parser.add_argument("--json", action="store_true", help="print the aggregates as JSON")
     parser.add_argument("--log-level", default="INFO")
     parser.add_argument("--log-file", help="log here instead of stderr")
@@ -143,6 +162,33 @@ def running_topologies(nimbus: str) -> set[str] | None:
         log.warning("Nimbus %s did not answer (%s): no topology cleanup this run", nimbus, error)
         return None
     return {t["id"] for t in summary["topologies"]}
+
+
+def _report(summary: Any, root: str, as_json: bool) -> None:
+    """Print what one run did (``summary``: a ``monitoring.aggregate.RunSummary``)."""
+    if as_json:
+        print(json.dumps(summary.documents, indent=2, sort_keys=True), flush=True)
+    for document in summary.documents.values():
+        print(_summary_line(root, document), flush=True)
+    if summary.skipped:
+        done = (
+            f"no new window znode since the last run ({summary.read_windows} read before): "
+            "aggregates left as they are"
+        )
+    else:
+        done = (
+            f"aggregated {summary.read_windows} window znode(s) ({summary.new_windows} new) of "
+            f"{len(summary.documents)} topolog(ies) in {summary.seconds:.1f} s "
+            f"({_phases(summary.phases)})"
+        )
+    deleted = f"deleted {summary.deleted_windows} old window(s)"
+    if summary.deleted_topologies:
+        deleted += f" and the znodes of {', '.join(summary.deleted_topologies)}"
+    print(f"{done}; {deleted}", flush=True)
+
+
+def _phases(phases: dict[str, float]) -> str:
+    return ", ".join(f"{name} {seconds:.2f} s" for name, seconds in phases.items())
 
 
 def _summary_line(root: str, document: dict[str, Any]) -> str:
@@ -171,6 +217,13 @@ def run(args: argparse.Namespace) -> int:
     if args.retention < args.window:
         print("scheduler-py aggregate: --retention must be >= --window", file=sys.stderr)
         return 2
+    from scheduler_py.monitoring import priority
+
+    try:
+        wanted = priority.Priority(args.nice, args.cpu_weight or None, args.cpu_quota)
+    except ValueError as error:
+        print(f"scheduler-py aggregate: {error}", file=sys.stderr)
+        return 2
     problem = unreachable_master(args.master)
     if problem:
         print(f"scheduler-py aggregate: {problem}", file=sys.stderr)
@@ -187,6 +240,9 @@ def run(args: argparse.Namespace) -> int:
             previous[sig] = signal.signal(sig, lambda *_: stop.set())
     try:
         store = MonitorStore(client, args.root)
+        applied = priority.apply(wanted)  # before the Spark JVM starts: it inherits both
+        if applied:
+            log.info("aggregation runs at a lower CPU priority: %s", "; ".join(applied))
         spark = spark_session(args.master, dict(args.spark_conf))
         job = AggregationJob(
             spark,
@@ -207,21 +263,7 @@ def run(args: argparse.Namespace) -> int:
                     raise
                 log.exception("aggregation run failed; trying again in %d ms", args.every)
             else:
-                if args.json:
-                    print(json.dumps(summary.documents, indent=2, sort_keys=True), flush=True)
-                for document in summary.documents.values():
-                    print(_summary_line(store.root, document), flush=True)
-                print(
-                    f"aggregated {summary.read_windows} window znode(s) of "
-                    f"{len(summary.documents)} topolog(ies) in {summary.seconds:.1f} s; deleted "
-                    f"{summary.deleted_windows} old window(s)"
-                    + (
-                        f" and the znodes of {', '.join(summary.deleted_topologies)}"
-                        if summary.deleted_topologies
-                        else ""
-                    ),
-                    flush=True,
-                )
+                _report(summary, store.root, args.json)
             runs += 1
             if not args.every or (args.max_runs and runs >= args.max_runs):
                 return 0

@@ -52,12 +52,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scheduler_py.monitoring.change import apply_change
 from scheduler_py.monitoring.documents import (
+    ParseCache,
     Tables,
     build_documents,
     fit_znode,
@@ -86,11 +87,20 @@ DEFAULT_RETENTION_MS = 300_000
 SPARK_DEFAULTS: dict[str, str] = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
-    "spark.sql.shuffle.partitions": "4",
+    # the inputs are kilobytes to a few megabytes: one partition per shuffle, and no adaptive
+    # execution (it runs every shuffle stage as a job of its own: 32 jobs per cycle instead
+    # of 10, README "Monitoring cost")
+    "spark.sql.shuffle.partitions": "1",
+    "spark.sql.adaptive.enabled": "false",
+    # one cycle generates more Java classes than Spark's default cache of 100 holds: with the
+    # default, every warm cycle compiled most of them again (Janino took most of its CPU)
+    "spark.sql.codegen.cache.maxEntries": "1000",
     "spark.driver.memory": "1g",
     "spark.sql.session.timeZone": "UTC",
-    "spark.sql.adaptive.enabled": "true",
 }
+DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+"""The driver JVM compiles with C1 only and collects garbage on one thread: a warm cycle costs
+half the CPU (the C2 compiler and the parallel collector's threads ran beside every cycle)."""
 LOCAL_DEFAULTS: dict[str, str] = {
     "spark.driver.host": "127.0.0.1",
     "spark.driver.bindAddress": "127.0.0.1",
@@ -124,7 +134,9 @@ def spark_session(
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     settings.update(conf or {})
     if "spark.driver.extraJavaOptions" not in settings:
-        settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={_log4j2_file()}"
+        settings["spark.driver.extraJavaOptions"] = (
+            f"{DRIVER_JAVA_OPTIONS} -Dlog4j2.configurationFile={_log4j2_file()}"
+        )
     builder = SparkSession.builder.master(master).appName(app)
     for key, value in settings.items():
         builder = builder.config(key, value)
@@ -198,53 +210,71 @@ def _schemas():
 
 @dataclass
 class Frames:
-    """The three input tables (columns :data:`~.records.RECORD_COLUMNS`, ...)."""
+    """The three input tables (columns :data:`~.records.RECORD_COLUMNS`, ...); ``records``
+    also has ``window_cut_ms``: a record is in the window iff ``window_end_ms`` is above it.
+
+    The cut travels as data, not as a literal in the query: Spark inlines literals into the
+    Java code it generates and compiles (Janino), so a cut that changes every cycle would
+    make every cycle compile its code afresh.
+    """
 
     records: DataFrame
     executors: DataFrame
     traffic: DataFrame
 
 
-def frames_from_rows(spark: SparkSession, flat: FlatRecords) -> Frames:
+def frames_from_rows(spark: SparkSession, flat: FlatRecords, window_cut_ms: int) -> Frames:
+    """The three input tables, handed to the JVM as Arrow columns.
+
+    Not ``createDataFrame(list_of_tuples)``: that pickles the rows and re-serialises them in
+    Python worker processes (``pyspark.daemon``) on every cycle; an Arrow table goes to the
+    JVM in one stream and no Python worker starts.
+    """
+    import pyarrow as pa
+
+    def table(rows: list[tuple], columns: tuple[str, ...], schema, **constant) -> DataFrame:
+        arrays = {name: [row[i] for row in rows] for i, name in enumerate(columns)}
+        for name, value in constant.items():
+            arrays[name] = [value] * len(rows)
+        return spark.createDataFrame(pa.table(arrays), schema)
+
     record_schema, executor_schema, traffic_schema = _schemas()
+    record_schema = record_schema.add("window_cut_ms", "long", False)
     return Frames(
-        spark.createDataFrame(flat.records, record_schema),
-        spark.createDataFrame(flat.executors, executor_schema),
-        spark.createDataFrame(flat.traffic, traffic_schema),
+        table(flat.records, RECORD_COLUMNS, record_schema, window_cut_ms=window_cut_ms),
+        table(flat.executors, EXECUTOR_COLUMNS, executor_schema),
+        table(flat.traffic, TRAFFIC_COLUMNS, traffic_schema),
     )
+
+
+TABLES = ("workers", "executors", "pairs", "components", "edges")
 
 
 @dataclass
 class AggregateFrames:
-    """The aggregate as (lazy, partly cached) DataFrames, keyed by ``topology_id``."""
+    """The aggregate as lazy DataFrames, keyed by ``topology_id`` (:func:`collect` runs them)."""
 
     workers: DataFrame
     executors: DataFrame
     pairs: DataFrame
     components: DataFrame
     edges: DataFrame
-    cached: tuple[DataFrame, ...] = ()
-
-    def unpersist(self) -> None:
-        for frame in (self.executors, self.pairs, *self.cached):
-            frame.unpersist()
 
 
-def aggregate_frames(frames: Frames, now_ms: int, window_ms: int) -> AggregateFrames:
+def aggregate_frames(frames: Frames) -> AggregateFrames:
     """The Spark side of the job (see the module docstring for every rule)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    cut = now_ms - window_ms
     col = F.col
     one = F.lit(1)
 
     dedup = Window.partitionBy("topology_id", "supervisor_id", "port", "window_end_ms").orderBy(
         col("seq").desc(), col("record_id").asc()
     )
-    ranked = frames.records.withColumn("keep", F.row_number().over(dedup) == 1).persist()
+    ranked = frames.records.withColumn("keep", F.row_number().over(dedup) == 1)
     duration = col("window_end_ms") - col("window_start_ms")
-    in_window = col("keep") & (col("window_end_ms") > F.lit(cut))
+    in_window = col("keep") & (col("window_end_ms") > col("window_cut_ms"))
 
     def when_in(expr):
         return F.when(in_window, expr)
@@ -264,18 +294,14 @@ def aggregate_frames(frames: Frames, now_ms: int, window_ms: int) -> AggregateFr
     )
 
     kept = ranked.filter(col("keep")).drop("keep")
-    current = (
-        kept.filter(col("window_end_ms") > F.lit(cut))
-        .select(
-            "record_id",
-            "topology_id",
-            "supervisor_id",
-            "host",
-            "port",
-            "window_end_ms",
-            duration.alias("duration_ms"),
-        )
-        .persist()
+    current = kept.filter(col("window_end_ms") > col("window_cut_ms")).select(
+        "record_id",
+        "topology_id",
+        "supervisor_id",
+        "host",
+        "port",
+        "window_end_ms",
+        duration.alias("duration_ms"),
     )
 
     executors = (
@@ -304,7 +330,6 @@ def aggregate_frames(frames: Frames, now_ms: int, window_ms: int) -> AggregateFr
             col("at.host").alias("host"),
             col("at.port").alias("port"),
         )
-        .persist()
     )
 
     # destination task -> the executor that most recently listed it
@@ -360,20 +385,16 @@ def aggregate_frames(frames: Frames, now_ms: int, window_ms: int) -> AggregateFr
         col("task_end").alias("src_end"),
         "covered_ms",
     )
-    pairs = (
-        sums.join(observed, ["topology_id", "src_start", "src_end"], "left")
-        .select(
-            "topology_id",
-            "src_start",
-            "src_end",
-            "src_component",
-            "dst_start",
-            "dst_end",
-            "dst_component",
-            (col("tuples") * 1000.0 / col("covered_ms")).alias("tuples_per_s"),
-            (col("bytes") * 1000.0 / col("covered_ms")).alias("bytes_per_s"),
-        )
-        .persist()
+    pairs = sums.join(observed, ["topology_id", "src_start", "src_end"], "left").select(
+        "topology_id",
+        "src_start",
+        "src_end",
+        "src_component",
+        "dst_start",
+        "dst_end",
+        "dst_component",
+        (col("tuples") * 1000.0 / col("covered_ms")).alias("tuples_per_s"),
+        (col("bytes") * 1000.0 / col("covered_ms")).alias("bytes_per_s"),
     )
 
     inbound = pairs.groupBy(
@@ -410,7 +431,7 @@ def aggregate_frames(frames: Frames, now_ms: int, window_ms: int) -> AggregateFr
         F.sum("bytes_per_s").alias("bytes_per_s"),
         F.count(one).alias("pairs"),
     )
-    return AggregateFrames(workers, executors, pairs, components, edges, (ranked, current))
+    return AggregateFrames(workers, executors, pairs, components, edges)
 
 
 def _cv(F, column: str):
@@ -420,27 +441,28 @@ def _cv(F, column: str):
 
 
 def collect(result: AggregateFrames) -> Tables:
-    def rows(frame):
-        return [row.asDict(recursive=True) for row in frame.collect()]
-
-    return Tables(
-        rows(result.workers),
-        rows(result.executors),
-        rows(result.pairs),
-        rows(result.components),
-        rows(result.edges),
-    )
+    """Collect every table. ``executors`` and ``pairs`` feed the later tables, so they are
+    cached for the duration (measured: one collect per table over cached inputs costs less
+    CPU than one unioned query, whose plan Spark analyses and optimises as a whole)."""
+    shared = (result.executors, result.pairs)
+    for frame in shared:
+        frame.persist()
+    try:
+        tables = Tables()
+        for name in TABLES:
+            rows = getattr(tables, name)
+            rows.extend(row.asDict(recursive=True) for row in getattr(result, name).collect())
+        return tables
+    finally:
+        for frame in shared:
+            frame.unpersist()
 
 
 def aggregate_rows(spark: SparkSession, flat: FlatRecords, now_ms: int, window_ms: int) -> Tables:
     """Rows in, collected aggregate tables out (no records: empty tables, Spark untouched)."""
     if not flat.records:
         return Tables()
-    result = aggregate_frames(frames_from_rows(spark, flat), now_ms, window_ms)
-    try:
-        return collect(result)
-    finally:
-        result.unpersist()
+    return collect(aggregate_frames(frames_from_rows(spark, flat, now_ms - window_ms)))
 
 
 # --------------------------------------------------------------------------- the job
@@ -463,15 +485,29 @@ class RunSummary:
     read_windows: int
     seconds: float
     reasons: dict[str, list[str]]
+    new_windows: int = 0
+    """window znodes not seen by an earlier run of this job (read and parsed this run)"""
+    skipped: bool = False
+    """no new window since the last run: no Spark work, the aggregates were left as they are"""
+    phases: dict[str, float] = field(default_factory=dict)
+    """seconds per phase: ``zookeeper`` (listing and reading), ``parse``, ``spark``, ``write``"""
 
 
 class AggregationJob:
-    """Aggregates every running topology's windows into its aggregate znode."""
+    """Aggregates every running topology's windows into its aggregate znode.
+
+    The job keeps what it read: a window znode is read and parsed once, and a run that finds
+    no window it has not seen does no Spark work and rewrites nothing (the aggregates keep
+    their ``computed_at_ms``, so the brain's freshness rule sees that nothing new arrived).
+    """
 
     def __init__(self, spark: SparkSession, store: MonitorStore, config: JobConfig) -> None:
         self.spark = spark
         self.store = store
         self.config = config
+        self._windows: dict[str, RawWindow] = {}
+        self._parsed: ParseCache = {}
+        self._runs = 0
 
     def run_once(
         self,
@@ -482,6 +518,7 @@ class AggregationJob:
         """One aggregation. ``running``: topology ids Nimbus lists (``None`` = unknown: no
         topology is deleted and every monitored one is aggregated)."""
         started = time.perf_counter()
+        phases: dict[str, float] = {}
         now = int(time.time() * 1000) if now_ms is None else int(now_ms)
         deleted = []
         if running is not None:
@@ -492,8 +529,44 @@ class AggregationJob:
         topologies = self.store.topologies()
         raw: list[RawWindow] = []
         for topology_id in topologies:
-            raw.extend(self.store.load_windows(topology_id))
-        parsed = parse_windows(raw)
+            raw.extend(self.store.load_windows(topology_id, self._windows))
+        seen = {self.store.window_path(window): window for window in raw}
+        new_windows = len(seen.keys() - self._windows.keys())
+        self._windows = seen
+        phases["zookeeper"] = time.perf_counter() - started
+        skip = self._runs > 0 and new_windows == 0 and not reset_reference
+        self._runs += 1
+        documents: dict[str, dict[str, Any]] = {}
+        reasons: dict[str, list[str]] = {}
+        if not skip:
+            documents, reasons = self._aggregate(raw, topologies, now, reset_reference, phases)
+        mark = time.perf_counter()
+        deleted_windows = self.store.delete_old_windows(
+            raw, now - self.config.retention_ms, topologies
+        )
+        phases["write"] = phases.get("write", 0.0) + time.perf_counter() - mark
+        return RunSummary(
+            documents,
+            deleted,
+            deleted_windows,
+            len(raw),
+            time.perf_counter() - started,
+            reasons,
+            new_windows=new_windows,
+            skipped=skip,
+            phases=phases,
+        )
+
+    def _aggregate(
+        self,
+        raw: list[RawWindow],
+        topologies: list[str],
+        now: int,
+        reset_reference: bool,
+        phases: dict[str, float],
+    ) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]]]:
+        mark = time.perf_counter()
+        parsed = parse_windows(raw, cache=self._parsed)
         for topology_id, reasons in parsed.reasons.items():
             log.warning(
                 "%s: %d corrupt record(s) skipped, e.g. %s",
@@ -502,17 +575,18 @@ class AggregationJob:
                 "; ".join(reasons[:3]),
             )
         flat = flatten(parsed.records)
+        phases["parse"] = time.perf_counter() - mark
+        mark = time.perf_counter()
         window = self.config.window_ms
         if flat.records:
-            result = aggregate_frames(frames_from_rows(self.spark, flat), now, window)
-            try:
-                tables = collect(result)
-                if self.config.parquet is not None:
-                    write_parquet(result, self.config.parquet, now)
-            finally:
-                result.unpersist()
+            result = aggregate_frames(frames_from_rows(self.spark, flat, now - window))
+            tables = collect(result)
+            if self.config.parquet is not None:
+                write_parquet(result, self.config.parquet, now)
         else:
             tables = Tables()
+        phases["spark"] = time.perf_counter() - mark
+        mark = time.perf_counter()
         documents = build_documents(tables, topologies, now, window, parsed.corrupt)
         for topology_id, document in documents.items():
             stored = self.store.read_reference(topology_id)
@@ -520,17 +594,8 @@ class AggregationJob:
             if new_reference is not None:
                 self.store.write_reference(topology_id, new_reference)
             self.store.write_aggregate(topology_id, fit_znode(document))
-        deleted_windows = self.store.delete_old_windows(
-            raw, now - self.config.retention_ms, topologies
-        )
-        return RunSummary(
-            documents,
-            deleted,
-            deleted_windows,
-            len(raw),
-            time.perf_counter() - started,
-            dict(parsed.reasons),
-        )
+        phases["write"] = time.perf_counter() - mark
+        return documents, dict(parsed.reasons)
 
 
 def write_parquet(result: AggregateFrames, directory: Path, now_ms: int) -> None:

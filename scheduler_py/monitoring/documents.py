@@ -49,26 +49,48 @@ class Parsed:
     """topology id -> a few "path: reason" lines"""
 
 
-def parse_windows(windows: Iterable[RawWindow], keep_reasons: int = 5) -> Parsed:
+ParseCache = dict["RawWindow", "WindowRecord | CorruptRecord"]
+"""Outcomes of earlier parses, by raw window (the aggregation parses each znode once)."""
+
+
+def parse_windows(
+    windows: Iterable[RawWindow], keep_reasons: int = 5, cache: ParseCache | None = None
+) -> Parsed:
     """Parse and validate raw window znodes; a record must name the topology and worker of
-    the znode it was published under."""
+    the znode it was published under. With ``cache``, a window parsed before is not parsed
+    again, and the cache ends up holding exactly ``windows``."""
     parsed = Parsed()
+    outcomes: ParseCache = {}
     for window in windows:
-        try:
-            record = parse_window(window.data)
-            if record.topology_id != window.topology_id:
-                raise CorruptRecord(
-                    f"record of topology {record.topology_id} under {window.topology_id}"
-                )
-            if record.worker != window.worker:
-                raise CorruptRecord(f"record of worker {record.worker} under {window.worker}")
-        except CorruptRecord as error:
+        outcome = cache.get(window) if cache is not None else None
+        if outcome is None:
+            outcome = _parse(window)
+        outcomes[window] = outcome
+        if isinstance(outcome, CorruptRecord):
+            error = outcome
             parsed.corrupt[window.topology_id] += 1
             if len(parsed.reasons[window.topology_id]) < keep_reasons:
                 parsed.reasons[window.topology_id].append(f"{window.worker}/{window.name}: {error}")
             continue
-        parsed.records.append(record)
+        parsed.records.append(outcome)
+    if cache is not None:
+        cache.clear()
+        cache.update(outcomes)
     return parsed
+
+
+def _parse(window: RawWindow) -> WindowRecord | CorruptRecord:
+    try:
+        record = parse_window(window.data)
+        if record.topology_id != window.topology_id:
+            raise CorruptRecord(
+                f"record of topology {record.topology_id} under {window.topology_id}"
+            )
+        if record.worker != window.worker:
+            raise CorruptRecord(f"record of worker {record.worker} under {window.worker}")
+    except CorruptRecord as error:
+        return error
+    return record
 
 
 def _round(value: float | None, digits: int = 4) -> float:

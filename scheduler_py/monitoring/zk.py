@@ -123,20 +123,35 @@ class MonitorStore:
             names.update(self._children(znodes.kind_path(self.root, kind)))
         return names
 
-    def load_windows(self, topology_id: str) -> list[RawWindow]:
-        """Every window znode of ``topology_id`` (reads are issued asynchronously)."""
+    def window_path(self, window: RawWindow) -> str:
+        return f"{self.monitor_path(window.topology_id, window.worker)}/{window.name}"
+
+    def load_windows(
+        self, topology_id: str, known: Mapping[str, RawWindow] | None = None
+    ) -> list[RawWindow]:
+        """Every window znode of ``topology_id`` (reads are issued asynchronously).
+
+        ``known``: windows read before, by path; their data is not read again. A worker
+        monitor writes each window znode once (``ZkPublisher`` creates it; a retried create
+        rewrites the same bytes), so a window's path identifies its content."""
+        known = known or {}
         pending = []
+        windows = []
         for worker in self._children(self.monitor_path(topology_id)):
             base = self.monitor_path(topology_id, worker)
             for name in self._children(base):
-                pending.append((worker, name, self.client.get_async(f"{base}/{name}")))
-        windows = []
+                path = f"{base}/{name}"
+                if path in known:
+                    windows.append(known[path])
+                else:
+                    pending.append((worker, name, self.client.get_async(path)))
         for worker, name, result in pending:
             try:
                 data, stat = result.get()
             except NoNodeError:  # deleted meanwhile (the worker's own retention)
                 continue
-            windows.append(RawWindow(topology_id, worker, name, data or b"", int(stat.mtime)))
+            window = RawWindow(topology_id, worker, name, data or b"", int(stat.mtime))
+            windows.append(window)
         return windows
 
     def _read_json(self, path: str) -> Any | None:
@@ -212,9 +227,8 @@ class MonitorStore:
                 end = window.mtime_ms
             if end >= cutoff_ms:
                 continue
-            path = f"{self.monitor_path(window.topology_id, window.worker)}/{window.name}"
             try:
-                self.client.delete(path)
+                self.client.delete(self.window_path(window))
                 deleted += 1
             except NoNodeError:
                 pass
