@@ -17,32 +17,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/spark-common.sh"
 
 groups=()
 for daemon in worker master; do
-  if pid="$(spark_daemon_pid "$daemon")"; then
-    slog "stopping the $daemon (pid $pid, process group $pid)"
-    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-    groups+=("$pid")
-  fi
+  if pid="$(spark_daemon_pid "$daemon")"; then term_group slog "the $daemon" "$pid"; groups+=("$pid"); fi
 done
-for pid in $(spark_pids); do kill -TERM "$pid" 2>/dev/null || true; done
-
-deadline=$((SECONDS + SPARK_STOP_TIMEOUT))
-while [[ -n "$(spark_pids)" ]] && ((SECONDS < deadline)); do sleep 0.3; done
-left="$(spark_pids)"
-if [[ -n "$left" ]]; then
-  slog "still running after ${SPARK_STOP_TIMEOUT}s, sending SIGKILL: $left"
-  for group in "${groups[@]}"; do kill -KILL -- "-$group" 2>/dev/null || true; done
-  for pid in $left; do kill -KILL "$pid" 2>/dev/null || true; done
-  for _ in $(seq 1 50); do
-    [[ -z "$(spark_pids)" ]] && break
-    sleep 0.1
-  done
-fi
-
-left="$(spark_pids)"
-if [[ -n "$left" ]]; then
-  slog "ERROR: processes of the Spark cluster in $SPARK_STATE_DIR still alive:"
-  for pid in $left; do ps -o pid=,pgid=,args= -p "$pid" 2>/dev/null | cut -c1-200 | sed 's/^/  /' >&2; done
-  exit 1
-fi
+stop_owned slog "$SPARK_STOP_TIMEOUT" spark_pids "${groups[@]}"
+# pid files stay while something is left: they name the process groups to stop next time
+any_left slog spark_pids "the Spark cluster in $SPARK_STATE_DIR" && exit 1
 rm -f "$SPARK_RUN_DIR"/*.pid "$SPARK_RUN_DIR/spark.env"
 slog "Spark standalone of $SPARK_STATE_DIR stopped (logs kept in $SPARK_LOG_DIR)"
