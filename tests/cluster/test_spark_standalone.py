@@ -35,7 +35,7 @@ pytestmark = pytest.mark.cluster
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 SCHEDULER_PY = str(Path(sys.executable).with_name("scheduler-py"))
-# a busy 2-core machine starts a driver, an executor and Python workers slowly
+# a busy 2-core machine starts the driver and executor JVMs slowly
 SLOWDOWN = max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
 RUN_TIMEOUT = 300 * SLOWDOWN
 
@@ -137,7 +137,7 @@ def publish_input(store: MonitorStore, now: int) -> None:
     publish_wordcount(store, "wc-2", now - 20_000, windows=3, scale=2.5, workers=("sup-d", "sup-e"))
 
 
-def aggregate(master: str, zookeeper: str, root: str, parquet: Path) -> dict:
+def aggregate(master: str, zookeeper: str, root: str, *options: str) -> dict:
     """One ``scheduler-py aggregate --once --json`` run; its documents."""
     result = subprocess.run(
         [
@@ -156,8 +156,7 @@ def aggregate(master: str, zookeeper: str, root: str, parquet: Path) -> dict:
             "10m",  # every recent window stays in, however slow the machine
             "--retention",
             "1h",  # the missing worker's window is kept
-            "--parquet",
-            str(parquet),
+            *options,
         ],
         capture_output=True,
         text=True,
@@ -203,9 +202,13 @@ def test_aggregate_on_standalone_equals_local(standalone, zookeeper, tmp_path):
         client.stop()
         client.close()
 
-    local = aggregate("local[*]", zookeeper.hosts, "/spark-local", tmp_path / "pq-local")
+    local = aggregate("local[*]", zookeeper.hosts, "/spark-local")
     on_cluster = aggregate(
-        standalone.master_url, zookeeper.hosts, "/spark-standalone", tmp_path / "pq-standalone"
+        standalone.master_url,
+        zookeeper.hosts,
+        "/spark-standalone",
+        "--parquet",  # the executor writes, the driver commits
+        str(tmp_path / "pq-standalone"),
     )
     finished = int(time.time() * 1000)
 
