@@ -279,14 +279,18 @@ if [[ $start_ui == yes ]]; then
 fi
 
 # The PySpark aggregation of the worker monitor's records (scheduler-py aggregate), when
-# the monitor and the brain are on; AGGREGATE=no skips it, AGGREGATE_EVERY sets the period.
+# the monitor and the brain are on; AGGREGATE=no skips it, AGGREGATE_EVERY sets the period,
+# AGGREGATE_PARQUET=yes also keeps the tables' history as Parquet (five more Spark writes a
+# cycle, so off by default; README "Monitoring cost").
 start_aggregate=no
 if [[ "${AGGREGATE:-auto}" != no && $start_brain == yes && -n "${extra_yaml:-}" ]]; then
   start_aggregate=yes
+  parquet_args=()
+  [[ ${AGGREGATE_PARQUET:-no} == yes ]] && parquet_args=(--parquet "$DATA_DIR/monitoring")
   clog "starting the metrics aggregation (scheduler-py aggregate every ${AGGREGATE_EVERY:-30s})"
   start aggregate "PATH=$VENV/bin:$PATH" -- "$BRAIN_CMD" aggregate --every "${AGGREGATE_EVERY:-30s}" \
     --window "${AGGREGATE_WINDOW:-60s}" --zookeeper "$STORM_ZK_HOST:$STORM_ZK_PORT" \
-    --nimbus "127.0.0.1:$STORM_NIMBUS_PORT" --parquet "$DATA_DIR/monitoring"
+    --nimbus "127.0.0.1:$STORM_NIMBUS_PORT" "${parquet_args[@]}"
 fi
 
 # --- 9. record the settings -------------------------------------------------------------------

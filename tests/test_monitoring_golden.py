@@ -69,10 +69,13 @@ def recorded():
     return payload["now_ms"], payload["window_ms"], windows
 
 
-def test_documents_equal_the_recorded_ones(recorded):
+@pytest.mark.parametrize("traffic", ["all records", "in-window records only"])
+def test_documents_equal_the_recorded_ones(recorded, traffic):
     now, window, windows = recorded
     parsed = parse_windows(windows)
-    tables = aggregate_rows(spark_session("local[2]"), flatten(parsed.records), now, window)
+    after = now - window if traffic == "in-window records only" else None
+    flat = flatten(parsed.records, traffic_after_ms=after)
+    tables = aggregate_rows(spark_session("local[2]"), flat, now, window)
     topologies = sorted({w.topology_id for w in windows})
     documents = json.loads(
         json.dumps(build_documents(tables, topologies, now, window, parsed.corrupt))

@@ -2,7 +2,7 @@
 
 ::
 
-    scheduler-py aggregate --once                        # local[*] Spark, ZooKeeper 127.0.0.1:2181
+    scheduler-py aggregate --once                        # local[1] Spark, ZooKeeper 127.0.0.1:2181
     scheduler-py aggregate --every 30s --window 60s --zookeeper zk1:2181 --nimbus nimbus:6627
     scheduler-py aggregate --once --master spark://spark-master:7077 --parquet /data/monitoring
     scheduler-py aggregate --once --reset-reference      # the next aggregate is the new reference
@@ -66,7 +66,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-runs", type=int, default=0, help="with --every: stop after this many runs (0: never)"
     )
     parser.add_argument(
-        "--master", default="local[*]", help="Spark master (default local[*]; any spark:// URL)"
+        "--master",
+        default="local[1]",
+        help="Spark master (default local[1]: one core; local[*], or any spark:// URL)",
     )
     parser.add_argument(
         "--spark-conf",

@@ -80,6 +80,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+DEFAULT_MASTER = "local[1]"
+"""One core: the inputs are small, and a cycle must not take the cores the topologies need
+(README "Monitoring cost"); ``--master local[*]`` or a Spark cluster for thousands of
+executors."""
 DEFAULT_WINDOW_MS = 60_000
 DEFAULT_RETENTION_MS = 300_000
 """30 windows of the monitor's default 10 s (``scheduler.monitor.retention.windows``)."""
@@ -110,7 +114,9 @@ _SESSION: SparkSession | None = None
 
 
 def spark_session(
-    master: str = "local[*]", conf: Mapping[str, str] | None = None, app: str = "scheduler-py"
+    master: str = DEFAULT_MASTER,
+    conf: Mapping[str, str] | None = None,
+    app: str = "scheduler-py",
 ) -> SparkSession:
     """The process's Spark session (created once; later calls return it).
 
@@ -574,10 +580,10 @@ class AggregationJob:
                 parsed.corrupt[topology_id],
                 "; ".join(reasons[:3]),
             )
-        flat = flatten(parsed.records)
+        window = self.config.window_ms
+        flat = flatten(parsed.records, traffic_after_ms=now - window)
         phases["parse"] = time.perf_counter() - mark
         mark = time.perf_counter()
-        window = self.config.window_ms
         if flat.records:
             result = aggregate_frames(frames_from_rows(self.spark, flat, now - window))
             tables = collect(result)

@@ -290,7 +290,13 @@ class FlatRecords:
     traffic: list[tuple] = field(default_factory=list)
 
 
-def flatten(records: Iterable[WindowRecord], first_id: int = 0) -> FlatRecords:
+def flatten(
+    records: Iterable[WindowRecord], first_id: int = 0, traffic_after_ms: int | None = None
+) -> FlatRecords:
+    """Rows of ``records``. ``traffic_after_ms``: traffic rows only of records whose window
+    ends after it (the aggregation counts traffic of in-window records only; the other
+    records still give their executors, for the destination-task map and missing workers),
+    so the retained history is not shipped to Spark every cycle."""
     flat = FlatRecords()
     for record_id, record in enumerate(records, start=first_id):
         flat.records.append(
@@ -319,6 +325,8 @@ def flatten(records: Iterable[WindowRecord], first_id: int = 0) -> FlatRecords:
                     float(e.subprocess_cpu_ms),
                 )
             )
+        if traffic_after_ms is not None and record.window_end_ms <= traffic_after_ms:
+            continue
         for t in record.traffic:
             flat.traffic.append(
                 (record_id, t.src, t.dst, t.stream, float(t.tuples), float(t.bytes))

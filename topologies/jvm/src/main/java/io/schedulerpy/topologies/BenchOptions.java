@@ -23,6 +23,8 @@ public final class BenchOptions {
     public static final String CPU_MICROS = "bench.cpu.micros";
     public static final String CPU_LOAD = "bench.cpu.load";
     public static final String MEMORY_MB = "bench.memory.mb";
+    /** Directory the spouts write their complete-latency histograms to ({@link LatencyLog}); unset = off. */
+    public static final String LATENCY_DIR = "bench.latency.dir";
 
     public static final int DEFAULT_PAYLOAD_BYTES = 1024;
     public static final int MAX_PAYLOAD_BYTES = 1 << 20;
@@ -32,7 +34,7 @@ public final class BenchOptions {
     public static final double DEFAULT_MEMORY_MB = 128.0;
 
     private static final String PREFIX = "bench.";
-    private static final List<String> TOPOLOGY_KEYS = List.of(PAYLOAD_BYTES, SPOUT_RATE);
+    private static final List<String> TOPOLOGY_KEYS = List.of(PAYLOAD_BYTES, SPOUT_RATE, LATENCY_DIR);
     private static final List<String> COMPONENT_KEYS = List.of(PARALLELISM, CPU_MICROS, CPU_LOAD, MEMORY_MB);
 
     private final Map<String, Object> conf;
@@ -69,6 +71,15 @@ public final class BenchOptions {
     /** New tuples per second per spout executor; 0 means as fast as Storm asks (unthrottled). */
     public double spoutRate() {
         return number(SPOUT_RATE, 0.0, 0.0, 1e9);
+    }
+
+    /** Where the spouts write complete-latency histograms, or null when they do not. */
+    public String latencyDir() {
+        Object raw = conf.get(LATENCY_DIR);
+        if (raw == null || raw.toString().isBlank()) {
+            return null;
+        }
+        return raw.toString();
     }
 
     /** Executors of {@code component}. */

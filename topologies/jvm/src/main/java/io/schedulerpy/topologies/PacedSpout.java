@@ -1,6 +1,8 @@
 package io.schedulerpy.topologies;
 
+import java.nio.file.Paths;
 import java.util.ArrayDeque;
+import java.util.HashMap;
 import java.util.Map;
 import org.apache.storm.spout.SpoutOutputCollector;
 import org.apache.storm.task.TopologyContext;
@@ -23,6 +25,8 @@ abstract class PacedSpout extends BaseRichSpout {
     private transient Pacer pacer;
     private transient ArrayDeque<Long> replays;
     private transient long nextSeq;
+    private transient LatencyLog latency;
+    private transient HashMap<Long, Long> emittedAt;
 
     /**
      * @param ratePerSecond new tuples per second from this executor, 0 for unthrottled
@@ -42,21 +46,52 @@ abstract class PacedSpout extends BaseRichSpout {
         this.pacer = new Pacer(ratePerSecond, System.nanoTime());
         this.replays = new ArrayDeque<>();
         this.nextSeq = 0;
+        String directory = conf == null ? null : (String) conf.get(BenchOptions.LATENCY_DIR);
+        if (directory != null && !directory.isBlank()) {
+            this.latency = new LatencyLog(Paths.get(directory), context.getStormId(), context.getThisTaskId());
+            this.emittedAt = new HashMap<>();
+        }
     }
 
     @Override
     public void nextTuple() {
+        if (latency != null) {
+            latency.maybeWrite(System.nanoTime());
+        }
         if (!pacer.tryAcquire(System.nanoTime())) {
             return;
         }
         Long replay = replays.poll();
         long seq = replay != null ? replay : nextSeq++;
         CpuWork.burnMicros(cpuMicros);
+        if (latency != null) {
+            emittedAt.put(seq, System.nanoTime());
+        }
         collector.emit(tuple(seq), seq);
     }
 
     @Override
+    public void ack(Object msgId) {
+        if (latency != null) {
+            Long emitted = emittedAt.remove(msgId);
+            if (emitted != null) {
+                latency.record(System.nanoTime() - emitted);
+            }
+        }
+    }
+
+    @Override
     public void fail(Object msgId) {
+        if (emittedAt != null) {
+            emittedAt.remove(msgId);   // replayed: its latency counts from the new emit
+        }
         replays.add((Long) msgId);
+    }
+
+    @Override
+    public void close() {
+        if (latency != null) {
+            latency.write();
+        }
     }
 }
