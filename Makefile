@@ -16,7 +16,7 @@ TOPOLOGIES_JAR := topologies/jvm/target/scheduler-py-topologies.jar
 TOPOLOGIES_SOURCES := $(shell find topologies/jvm/src/main -type f 2>/dev/null) topologies/jvm/pom.xml
 
 .PHONY: help deps venv plugin topologies-jvm storm-home cluster-up cluster-down cluster-status demo \
-	test lint test-java test-python bench clean
+	spark-up spark-down test lint test-java test-python bench clean
 
 help:
 	@echo "make demo     - set everything up, start a local Storm cluster scheduled by the brain, run word count"
@@ -24,6 +24,7 @@ help:
 	@echo "make bench    - benchmarks (tables beside the papers' numbers, PNGs in bench-results/)"
 	@echo "make cluster-up / cluster-down / cluster-status"
 	@echo "make topologies-jvm - build the JVM benchmark topologies jar ($(TOPOLOGIES_JAR))"
+	@echo "make spark-up / spark-down - a Spark standalone master + worker on loopback (scheduler-py aggregate --master)"
 
 deps:
 	deploy/install-system-deps.sh
@@ -59,6 +60,13 @@ cluster-down:
 cluster-status:
 	deploy/cluster-status.sh
 
+# Spark standalone for `scheduler-py aggregate --master spark://127.0.0.1:7077` (deploy/spark-up.sh)
+spark-up: venv
+	deploy/spark-up.sh
+
+spark-down:
+	deploy/spark-down.sh
+
 demo: deps venv storm-home
 	deploy/demo.sh
 
@@ -81,4 +89,5 @@ bench: venv
 
 clean:
 	-deploy/cluster-down.sh
+	-deploy/spark-down.sh
 	rm -rf build storm_plugin/target topologies/jvm/target bench-results

@@ -5,6 +5,8 @@
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEPLOY="$REPO/deploy"
+# shellcheck source=deploy/process-common.sh
+source "$DEPLOY/process-common.sh"
 
 STORM_HOME="${STORM_HOME:-$REPO/build/storm-home}"
 CLUSTER_DIR="${CLUSTER_DIR:-$REPO/build/cluster}"
@@ -72,16 +74,7 @@ pidfile() { echo "$RUN_DIR/$1.pid"; }
 
 # pid of a component if its process is alive and really ours (its command line mentions
 # CLUSTER_DIR: guards against a recycled pid), else nothing.
-component_pid() {
-  local f pid
-  f="$(pidfile "$1")"
-  [[ -f "$f" ]] || return 1
-  pid="$(cat "$f" 2>/dev/null || true)"
-  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  kill -0 "$pid" 2>/dev/null || return 1
-  tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF -- "$CLUSTER_DIR/" || return 1
-  echo "$pid"
-}
+component_pid() { live_pid "$(pidfile "$1")" "$CLUSTER_DIR"; }
 
 # Every process that belongs to this cluster, as pids on one line.  A process is ours if
 #  - it is in the process group of a daemon we started (pid files; setsid made each daemon
@@ -99,39 +92,9 @@ cluster_pids() {
     f="$(pidfile "$c")"
     [[ -f "$f" ]] && groups+="$(cat "$f" 2>/dev/null) "
   done
-  python3 - "$CLUSTER_DIR" "$groups" <<'PY'
-import os, sys
-cd = os.path.realpath(sys.argv[1]).rstrip("/")
-groups = {int(g) for g in sys.argv[2].split() if g.isdigit()}
-me = {os.getpid(), os.getppid()}
-markers = tuple(f"-D{k}={cd}/" for k in ("storm.local.dir", "storm.conf.file", "workers.artifacts"))
-out = []
-for name in os.listdir("/proc"):
-    if not name.isdigit() or int(name) in me:
-        continue
-    pid = int(name)
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            args = [a.decode(errors="replace") for a in fh.read().split(b"\0") if a]
-        cwd = os.readlink(f"/proc/{pid}/cwd")
-        pgid = os.getpgid(pid)
-    except (OSError, ProcessLookupError):
-        continue
-    if not args:  # kernel thread or zombie
-        continue
-    marked = (any(a.startswith(markers) for a in args)
-              or f"{cd}/conf/zookeeper/zoo.cfg" in args
-              or any(a == "--log-file" and b.startswith(cd + "/") for a, b in zip(args, args[1:]))
-              or cwd.startswith(cd + "/data/"))
-    in_cd = cwd == cd or cwd.startswith(cd + "/") or any(cd + "/" in a for a in args)
-    if marked or (pgid in groups and in_cd):
-        out.append(str(pid))
-print(" ".join(out))
-PY
-}
-
-port_in_use() {  # port_in_use <port>  (listening TCP socket on any address)
-  ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
+  owned_pids "$CLUSTER_DIR" "$groups" --arg-prefix='-Dstorm.local.dir={dir}/' \
+    --arg-prefix='-Dstorm.conf.file={dir}/' --arg-prefix='-Dworkers.artifacts={dir}/' \
+    --arg-prefix='{dir}/conf/zookeeper/zoo.cfg' --option-under=--log-file --cwd-under data
 }
 
 wait_port() {  # wait_port <host> <port> <timeout-secs> <pid>

@@ -39,34 +39,11 @@ order+=(aggregate ui nimbus brain zookeeper)
 
 groups=()
 for c in "${order[@]}"; do
-  if pid="$(component_pid "$c")"; then
-    clog "stopping $c (pid $pid, process group $pid)"
-    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-    groups+=("$pid")
-  fi
+  if pid="$(component_pid "$c")"; then term_group clog "$c" "$pid"; groups+=("$pid"); fi
 done
 
-# Stragglers not in those groups (e.g. orphaned workers): TERM them too.
-for p in $(cluster_pids); do kill -TERM "$p" 2>/dev/null || true; done
-
-deadline=$((SECONDS + STOP_TIMEOUT))
-while ((SECONDS < deadline)); do
-  left="$(cluster_pids)"
-  [[ -z "$left" ]] && break
-  sleep 0.3
-done
-
-left="$(cluster_pids)"
-if [[ -n "$left" ]]; then
-  clog "still running after ${STOP_TIMEOUT}s, sending SIGKILL: $left"
-  for g in "${groups[@]}"; do kill -KILL -- "-$g" 2>/dev/null || true; done
-  for p in $left; do kill -KILL "$p" 2>/dev/null || true; done
-  for _ in $(seq 1 50); do
-    left="$(cluster_pids)"
-    [[ -z "$left" ]] && break
-    sleep 0.1
-  done
-fi
+# Stragglers not in those groups (e.g. orphaned workers) too; SIGKILL after STOP_TIMEOUT.
+stop_owned clog "$STOP_TIMEOUT" cluster_pids "${groups[@]}"
 
 rm -f "$RUN_DIR"/*.pid "$RUN_DIR/cluster.env"
 # the aggregation's CPU cgroup (scheduler_py/monitoring/priority.py); refused, and kept, while
@@ -74,10 +51,7 @@ rm -f "$RUN_DIR"/*.pid "$RUN_DIR/cluster.env"
 for group in /sys/fs/cgroup/cpu/scheduler-py-aggregate /sys/fs/cgroup/scheduler-py-aggregate; do
   [[ -d $group ]] && rmdir "$group" 2>/dev/null || true
 done
-left="$(cluster_pids)"
-if [[ -n "$left" ]]; then
-  clog "ERROR: processes of the cluster still alive:"
-  for p in $left; do ps -o pid=,pgid=,args= -p "$p" 2>/dev/null | cut -c1-200 | sed 's/^/  /'; done
+if any_left clog cluster_pids "the cluster"; then
   exit 1
 fi
 if [[ $PURGE == yes ]]; then

@@ -2,6 +2,7 @@
 # Entrypoint of the image built by deploy/Dockerfile: one Storm role per container.
 #
 #   docker-entrypoint.sh zookeeper | nimbus | supervisor | ui | brain
+#   docker-entrypoint.sh spark-master | spark-worker | aggregate [aggregate options...]
 #   docker-entrypoint.sh submit <project> [name] [sparse submit options...]
 #   docker-entrypoint.sh <any other command>     (run as is, e.g. bash)
 #
@@ -20,7 +21,7 @@ export STORM_CONF_DIR="$STATE/conf" STORM_LOG_DIR="$STATE/logs"
 mkdir -p "$STORM_CONF_DIR" "$STORM_LOG_DIR" "$STATE/data"
 
 role="${1:-}"
-[[ -n "$role" ]] || { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[[ -n "$role" ]] || { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 shift
 
 STORM_ZK_HOST="${STORM_ZK_HOST:-zookeeper}"
@@ -81,6 +82,34 @@ EOF
       --log-file "$STORM_LOG_DIR/brain.log" \
       --zookeeper "$STORM_ZK_HOST:$STORM_ZK_PORT" \
       --nimbus "$STORM_NIMBUS_HOST:$STORM_NIMBUS_PORT" --state-dir /var/storm/brain "$@" ;;
+  spark-master|spark-worker)
+    # Spark standalone from the pyspark package's own launcher, as deploy/spark-up.sh runs it
+    # natively; it binds to the container's hostname (= the service name; the web UI binds
+    # inside the container, docker-compose.yml publishes the master's on host loopback only)
+    SPARK_HOME="$("$VENV/bin/python" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')"
+    export SPARK_HOME SPARK_CONF_DIR="$STATE/spark-conf" SPARK_LOCAL_DIRS="$STATE/spark-local"
+    export PYSPARK_PYTHON="$VENV/bin/python" SPARK_DAEMON_MEMORY="${SPARK_DAEMON_MEMORY:-256m}"
+    mkdir -p "$SPARK_CONF_DIR" "$SPARK_LOCAL_DIRS" "$STATE/spark-work"
+    cp "$DEPLOY/spark-daemons.conf" "$SPARK_CONF_DIR/spark-daemons.conf"
+    common=(--host "$(hostname)" --properties-file "$SPARK_CONF_DIR/spark-daemons.conf")
+    if [[ "$role" == spark-master ]]; then
+      exec "$SPARK_HOME/bin/spark-class" org.apache.spark.deploy.master.Master "${common[@]}" \
+        --port "${SPARK_MASTER_PORT:-7077}" --webui-port "${SPARK_MASTER_WEBUI_PORT:-8080}"
+    fi
+    exec "$SPARK_HOME/bin/spark-class" org.apache.spark.deploy.worker.Worker "${common[@]}" \
+      --port "${SPARK_WORKER_PORT:-7078}" --webui-port "${SPARK_WORKER_WEBUI_PORT:-8081}" \
+      --cores "${SPARK_WORKER_CORES:-1}" --memory "${SPARK_WORKER_MEMORY:-1g}" \
+      --work-dir "$STATE/spark-work" "${SPARK_MASTER:-spark://spark-master:7077}" ;;
+  aggregate)
+    # the monitoring aggregation; on a spark:// master the executors reach this driver by
+    # the container's hostname (= the service name)
+    master="${SPARK_MASTER:-local[*]}"
+    driver=()
+    [[ "$master" == spark://* ]] && driver=(--spark-conf "spark.driver.host=$(hostname)")
+    exec "$VENV/bin/scheduler-py" aggregate --every "${AGGREGATE_EVERY:-30s}" \
+      --window "${AGGREGATE_WINDOW:-60s}" --zookeeper "$STORM_ZK_HOST:$STORM_ZK_PORT" \
+      --nimbus "$STORM_NIMBUS_HOST:$STORM_NIMBUS_PORT" --master "$master" "${driver[@]}" \
+      --log-file "$STORM_LOG_DIR/aggregate.log" "$@" ;;
   submit)
     [[ $# -ge 1 ]] || { echo "usage: submit <project> [name] [sparse options...]" >&2; exit 2; }
     render_conf

@@ -7,8 +7,9 @@
     scheduler-py aggregate --once --master spark://spark-master:7077 --parquet /data/monitoring
     scheduler-py aggregate --once --reset-reference      # the next aggregate is the new reference
 
-Exit status: 0 done, 2 usage error or ZooKeeper unreachable. In ``--every`` mode a failed
-run is logged and the next one tried; SIGTERM/SIGINT stop the loop after the current run.
+Exit status: 0 done, 2 usage error, ZooKeeper or the Spark master unreachable. In
+``--every`` mode a failed run is logged and the next one tried; SIGTERM/SIGINT stop the
+loop after the current run.
 """
 
 from __future__ import annotations
@@ -211,6 +212,7 @@ def run(args: argparse.Namespace) -> int:
     from kazoo.handlers.threading import KazooTimeoutError
 
     from scheduler_py.monitoring.aggregate import AggregationJob, JobConfig, spark_session
+    from scheduler_py.monitoring.masters import unreachable_master
     from scheduler_py.monitoring.zk import MonitorStore, connect
     from scheduler_py.nimbus import default_nimbus
 
@@ -223,6 +225,10 @@ def run(args: argparse.Namespace) -> int:
         wanted = priority.Priority(args.nice, args.cpu_weight or None, args.cpu_quota)
     except ValueError as error:
         print(f"scheduler-py aggregate: {error}", file=sys.stderr)
+        return 2
+    problem = unreachable_master(args.master)
+    if problem:
+        print(f"scheduler-py aggregate: {problem}", file=sys.stderr)
         return 2
     try:
         client = connect(args.zookeeper, timeout=args.zookeeper_timeout / 1000.0)

@@ -64,6 +64,7 @@ from scheduler_py.monitoring.documents import (
     fit_znode,
     parse_windows,
 )
+from scheduler_py.monitoring.masters import master_on_loopback
 from scheduler_py.monitoring.records import (
     EXECUTOR_COLUMNS,
     RECORD_COLUMNS,
@@ -119,9 +120,12 @@ def spark_session(
 ) -> SparkSession:
     """The process's Spark session (created once; later calls return it).
 
-    Defaults: :data:`SPARK_DEFAULTS`, and for ``local`` masters the loopback driver address;
-    ``conf`` overrides them. The JVM inherits nothing from a ``spark-defaults.conf`` beyond
-    what Spark itself reads.
+    Defaults: :data:`SPARK_DEFAULTS`, and the loopback driver address for ``local`` masters
+    and for standalone masters on loopback (``deploy/spark-up.sh``: their executors reach the
+    driver there; elsewhere Spark advertises the host's address); ``conf`` overrides them.
+    The JVM inherits nothing from a ``spark-defaults.conf`` beyond what Spark itself reads.
+    Executors run ``PYSPARK_PYTHON``, this interpreter unless set: on a standalone worker it
+    must exist at the same path (same venv or image).
     """
     global _SESSION
     if _SESSION is not None and _SESSION.sparkContext._jsc is not None:
@@ -131,7 +135,7 @@ def spark_session(
     from pyspark.sql import SparkSession
 
     settings = dict(SPARK_DEFAULTS)
-    if master.startswith("local"):
+    if master.startswith("local") or master_on_loopback(master):
         settings.update(LOCAL_DEFAULTS)
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     settings.update(conf or {})
