@@ -38,6 +38,9 @@ NAME = "aggregate_scale"
 PAPER = "README: monitoring cost (one warm aggregation cycle vs executors)"
 SIZES, QUICK_SIZES = (10, 100, 1000, 5000), (10, 100)
 CYCLES, QUICK_CYCLES = 3, 2
+WARMUP_CYCLES, QUICK_WARMUP_CYCLES = 4, 1
+"""Unmeasured cycles first: a long-running ``--every`` process is JIT-compiled and has its
+generated code cached; the first cycles of a size are not representative."""
 RETAINED_WINDOWS = 30
 WINDOW_MS = 10_000
 PERIOD_S = 30.0
@@ -109,7 +112,7 @@ def _publish(store: Any, records: list[Any]) -> None:
         result.get()
 
 
-def _measure_size(spark: Any, zk_hosts: str, zk_pid: int, executors: int, cycles: int):
+def _measure_size(spark: Any, zk_hosts: str, zk_pid: int, executors: int, cycles: int, warmup: int):
     from scheduler_py.monitoring.aggregate import AggregationJob, JobConfig
     from scheduler_py.monitoring.synthetic import Shape, records
     from scheduler_py.monitoring.zk import MonitorStore, close_quietly, connect
@@ -126,7 +129,7 @@ def _measure_size(spark: Any, zk_hosts: str, zk_pid: int, executors: int, cycles
         cold = job.run_once(now_ms=now, running={topology})
         cold_s = time.perf_counter() - started
         warm = []
-        for cycle in range(1, cycles + 1):
+        for cycle in range(1, warmup + cycles + 1):
             end = now + cycle * WINDOW_MS
             fresh = records(topology, shape, end, 1, seed=executors + cycle)
             _publish(store, fresh)
@@ -134,6 +137,8 @@ def _measure_size(spark: Any, zk_hosts: str, zk_pid: int, executors: int, cycles
                 started = time.perf_counter()
                 summary = job.run_once(now_ms=end, running={topology})
                 wall = time.perf_counter() - started
+            if cycle <= warmup:
+                continue
             document = summary.documents[topology]
             warm.append(
                 {
@@ -180,10 +185,12 @@ def run(options: BenchOptions) -> None:
         QUICK_SIZES if options.quick else SIZES
     )
     cycles = int(extra.get("cycles", QUICK_CYCLES if options.quick else CYCLES))
+    warmup = int(extra.get("warmup", QUICK_WARMUP_CYCLES if options.quick else WARMUP_CYCLES))
     master = extra.get("master", DEFAULT_MASTER)
     report.title("Aggregation cost per cycle vs executors", PAPER)
     report.line(
-        f"sizes {sizes}, {cycles} warm cycle(s) each after a cold one, master {master}, "
+        f"sizes {sizes}: a cold cycle, {warmup} unmeasured and {cycles} measured warm cycle(s) "
+        f"each, master {master}, "
         f"load average {os.getloadavg()[0]:.1f} on {len(os.sched_getaffinity(0))} CPU(s)"
     )
     spark = spark_session(master)
@@ -195,7 +202,9 @@ def run(options: BenchOptions) -> None:
         assert zookeeper.process is not None
         for executors in report.progress(sizes, total=len(sizes), desc="sizes"):
             results.append(
-                _measure_size(spark, zookeeper.hosts, zookeeper.process.pid, executors, cycles)
+                _measure_size(
+                    spark, zookeeper.hosts, zookeeper.process.pid, executors, cycles, warmup
+                )
             )
             results[-1]["load_average"] = os.getloadavg()[0]
 

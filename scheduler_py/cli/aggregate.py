@@ -209,6 +209,7 @@ def _summary_line(root: str, document: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run ``scheduler-py aggregate`` with parsed ``args``."""
     configure_logging(args.log_level, args.log_file)
+    from kazoo.exceptions import KazooException
     from kazoo.handlers.threading import KazooTimeoutError
 
     from scheduler_py.monitoring.aggregate import AggregationJob, JobConfig, spark_session
@@ -260,6 +261,18 @@ def run(args: argparse.Namespace) -> int:
                 running = running_topologies(nimbus) if nimbus else None
                 summary = job.run_once(running=running, reset_reference=reset)
                 reset = False
+            except KazooException as error:
+                # an expected fault (ZooKeeper restarting, a session expiring): one line, the
+                # next run reads everything again; nothing aggregated before is lost
+                if not args.every:
+                    print(f"scheduler-py aggregate: ZooKeeper failed: {error!r}", file=sys.stderr)
+                    return 2
+                log.warning(
+                    "aggregation run skipped: ZooKeeper %s failed (%s); trying again in %d ms",
+                    args.zookeeper,
+                    type(error).__name__,
+                    args.every,
+                )
             except Exception:
                 if not args.every:
                     raise

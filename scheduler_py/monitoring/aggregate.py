@@ -572,7 +572,7 @@ class AggregationJob:
         phases: dict[str, float],
     ) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]]]:
         mark = time.perf_counter()
-        parsed = parse_windows(raw, cache=self._parsed)
+        parsed = parse_windows(raw, cache=self._parsed, now_ms=now)
         for topology_id, reasons in parsed.reasons.items():
             log.warning(
                 "%s: %d corrupt record(s) skipped, e.g. %s",

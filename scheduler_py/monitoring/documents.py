@@ -53,12 +53,21 @@ ParseCache = dict["RawWindow", "WindowRecord | CorruptRecord"]
 """Outcomes of earlier parses, by raw window (the aggregation parses each znode once)."""
 
 
+FUTURE_SLACK_MS = 60_000
+"""How far in the future a window may end (clock skew between hosts) before it is refused."""
+
+
 def parse_windows(
-    windows: Iterable[RawWindow], keep_reasons: int = 5, cache: ParseCache | None = None
+    windows: Iterable[RawWindow],
+    keep_reasons: int = 5,
+    cache: ParseCache | None = None,
+    now_ms: int | None = None,
 ) -> Parsed:
     """Parse and validate raw window znodes; a record must name the topology and worker of
-    the znode it was published under. With ``cache``, a window parsed before is not parsed
-    again, and the cache ends up holding exactly ``windows``."""
+    the znode it was published under and (given ``now_ms``) must not end more than
+    :data:`FUTURE_SLACK_MS` in the future — it would otherwise sit in every sliding window
+    until its date. With ``cache``, a window parsed before is not parsed again, and the
+    cache ends up holding exactly ``windows``."""
     parsed = Parsed()
     outcomes: ParseCache = {}
     for window in windows:
@@ -66,6 +75,15 @@ def parse_windows(
         if outcome is None:
             outcome = _parse(window)
         outcomes[window] = outcome
+        if (
+            now_ms is not None
+            and isinstance(outcome, WindowRecord)
+            and outcome.window_end_ms > now_ms + FUTURE_SLACK_MS
+        ):
+            outcome = CorruptRecord(
+                f"window ends at {outcome.window_end_ms}, {outcome.window_end_ms - now_ms} ms "
+                f"in the future (more than {FUTURE_SLACK_MS} ms: a wrong clock?)"
+            )
         if isinstance(outcome, CorruptRecord):
             error = outcome
             parsed.corrupt[window.topology_id] += 1

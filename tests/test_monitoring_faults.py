@@ -1,0 +1,124 @@
+"""Bad input and faults in the aggregation (issue 20): future-dated records are refused and
+counted; ZooKeeper restarting under ``scheduler-py aggregate --every`` costs one warning line
+per failed run, never a traceback, and the next run after it returns aggregates again."""
+
+from __future__ import annotations
+
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from scheduler_py.devtools.zkserver import LocalZooKeeper, storm_home
+from scheduler_py.monitoring.documents import FUTURE_SLACK_MS, parse_windows
+from scheduler_py.monitoring.records import encode, record_document
+from scheduler_py.monitoring.synthetic import Shape, records
+from scheduler_py.monitoring.zk import MonitorStore, RawWindow, close_quietly, connect
+
+NOW = 10_000_000
+
+
+def raw(record):
+    name = f"w-{record.window_end_ms}"
+    return RawWindow(record.topology_id, record.worker, name, encode(record_document(record)), 0)
+
+
+def test_a_record_dated_in_the_future_is_refused_and_counted():
+    shape = Shape(executors=8, workers=1)
+    good = records("t", shape, NOW, 2)
+    future = records("t", shape, NOW + FUTURE_SLACK_MS + 10_000, 1)
+    cache: dict = {}
+    parsed = parse_windows([raw(r) for r in good + future], cache=cache, now_ms=NOW)
+    assert len(parsed.records) == 2 and parsed.corrupt["t"] == 1
+    assert "in the future" in parsed.reasons["t"][0]
+    # once its time has come, the same (cached) record is accepted
+    later = parse_windows([raw(r) for r in future], cache=cache, now_ms=NOW + 2 * FUTURE_SLACK_MS)
+    assert len(later.records) == 1 and not later.corrupt
+
+
+def _lines(stream, sink: queue.Queue) -> None:
+    for line in iter(stream.readline, ""):
+        sink.put(line)
+    sink.put(None)
+
+
+def _wait_for(sink: queue.Queue, text: str, seen: list[str], timeout: float) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            line = sink.get(timeout=max(0.1, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        if line is None:
+            break
+        seen.append(line)
+        if text in line:
+            return line
+    raise AssertionError(
+        f"waited {timeout:.0f} s for {text!r} in the output of scheduler-py aggregate; got:\n"
+        + "".join(seen[-30:])
+    )
+
+
+@pytest.mark.skipif(storm_home() is None, reason="needs the Storm home's ZooKeeper jars")
+def test_zookeeper_restart_under_the_every_loop(tmp_path):
+    timeout = 120.0 * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+    server = LocalZooKeeper(tmp_path / "zk").start()
+    root = "/faults"
+    topology = "t-faults"
+    shape = Shape(executors=16, workers=2)
+
+    def publish(end_ms: int, windows: int) -> None:
+        client = connect(server.hosts, timeout=30)
+        try:
+            store = MonitorStore(client, root)
+            for record in records(topology, shape, end_ms, windows, seed=end_ms):
+                store.publish_window(record)
+        finally:
+            close_quietly(client)
+
+    now = int(time.time() * 1000)
+    publish(now, 3)
+    command = [
+        str(Path(sys.executable).with_name("scheduler-py")),
+        "aggregate",
+        "--every",
+        "1s",
+        "--zookeeper",
+        server.hosts,
+        "--zookeeper-timeout",
+        "5s",
+        "--root",
+        root,
+        "--no-cleanup",
+        "--nice",
+        "0",
+        "--cpu-weight",
+        "0",
+    ]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+    )
+    sink: queue.Queue = queue.Queue()
+    threading.Thread(target=_lines, args=(process.stdout, sink), daemon=True).start()
+    seen: list[str] = []
+    try:
+        _wait_for(sink, "aggregated 6 window znode(s) (6 new)", seen, timeout)
+        server.stop()
+        _wait_for(sink, "aggregation run skipped: ZooKeeper", seen, timeout)
+        server.start()
+        publish(now + 10_000, 1)
+        _wait_for(sink, "new) of 1 topolog(ies)", seen, timeout)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=60)
+        finally:
+            server.stop()
+    output = "".join(seen)
+    assert "Traceback" not in output, output
