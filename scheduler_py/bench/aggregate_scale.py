@@ -16,7 +16,8 @@ Targets: at <= 100 executors <= 1 CPU-s and <= 3 s wall per cycle and no burst a
 core longer than 2 s; at 1,000 executors <= 5 CPU-s; at 5,000 within the default period (30 s).
 
 Options (``--set``): ``sizes`` (comma-separated executors, default 10,100,1000,5000; quick
-10,100), ``cycles`` (warm cycles per size, default 3; quick 2), ``master``.
+10,100), ``cycles`` (measured warm cycles per size, default 3; quick 2), ``warmup``
+(unmeasured warm cycles first, default 4; quick 1), ``master``.
 """
 
 from __future__ import annotations

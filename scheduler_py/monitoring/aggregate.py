@@ -99,7 +99,8 @@ SPARK_DEFAULTS: dict[str, str] = {
     # one cycle generates more Java classes than Spark's default cache of 100 holds: with the
     # default, every warm cycle compiled most of them again (Janino took most of its CPU)
     "spark.sql.codegen.cache.maxEntries": "1000",
-    "spark.driver.memory": "1g",
+    # an upper bound: the heap grows only as far as a cycle needs (5,000 executors: ~2 GB)
+    "spark.driver.memory": "3g",
     "spark.sql.session.timeZone": "UTC",
 }
 DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"

@@ -218,27 +218,35 @@ class MonitorStore:
         name falls back to the znode's mtime), then the worker znodes of these windows'
         topologies (and of ``topologies``) that are empty and were created before the
         cutoff. Returns the number of windows deleted."""
-        deleted = 0
         involved = set(topologies)
+        pending = []
         for window in windows:
             involved.add(window.topology_id)
             end = window.path_end_ms
             if end is None:
                 end = window.mtime_ms
-            if end >= cutoff_ms:
-                continue
+            if end < cutoff_ms:
+                pending.append(self.client.delete_async(self.window_path(window)))
+        deleted = 0
+        for result in pending:  # issued together: one round trip's wait, not one per window
             try:
-                self.client.delete(self.window_path(window))
+                result.get()
                 deleted += 1
             except NoNodeError:
                 pass
-        for topology_id in sorted(involved):
-            for worker in self._children(self.monitor_path(topology_id)):
-                path = self.monitor_path(topology_id, worker)
-                try:
-                    children, stat = self.client.get_children(path, include_data=True)
-                    if not children and stat.ctime < cutoff_ms:
-                        self.client.delete(path)  # refused if a window arrived meanwhile
-                except (NoNodeError, NotEmptyError):
-                    pass
+        listings = [
+            (path, self.client.get_children_async(path, include_data=True))
+            for topology_id in sorted(involved)
+            for path in (
+                self.monitor_path(topology_id, worker)
+                for worker in self._children(self.monitor_path(topology_id))
+            )
+        ]
+        for path, listing in listings:
+            try:
+                children, stat = listing.get()
+                if not children and stat.ctime < cutoff_ms:
+                    self.client.delete(path)  # refused if a window arrived meanwhile
+            except (NoNodeError, NotEmptyError):
+                pass
         return deleted
