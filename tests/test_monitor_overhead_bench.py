@@ -96,6 +96,6 @@ def test_variant_order():
     assert variant_order("ABBA") == ["A", "B", "B", "A"]
     assert variant_order("ab") == ["A", "B"]
     with pytest.raises(ValueError):
-        variant_order("ABC")
+        variant_order("ABD")
     with pytest.raises(ValueError):
         variant_order("")
