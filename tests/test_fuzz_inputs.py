@@ -174,3 +174,23 @@ def test_every_snapshot_is_answered_or_refused_with_a_reason(snap):
             continue
         ports = {(s.id, slot.port) for s in state.supervisors for slot in s.slots}
         assert {(run.supervisor_id, run.port) for run in decision.runs} <= ports
+
+
+def test_huge_counts_are_refused_before_anything_is_allocated():
+    """1e12 is an integral number, so JSON Schema's ``integer`` accepts it: without a
+    maximum, a fuzzed ``parallelism`` of 1e12 made the planner allocate until the kernel
+    killed the process."""
+    import pytest
+
+    for path, value in (
+        (("topologies", 0, "components", 0, "parallelism"), 1e12),
+        (("topologies", 0, "workers"), 1e12),
+        (("nodes", 0, "slots"), 1e12),
+    ):
+        document = copy.deepcopy(BASE_DOCUMENT)
+        target = document
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+        with pytest.raises(SchedulingError, match="invalid problem JSON"):
+            plan_document(load_document(json.dumps(document)), "td")
