@@ -31,3 +31,18 @@ def zookeeper(tmp_path_factory: pytest.TempPathFactory):
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _test_process_keeps_its_cpu_priority():
+    """``scheduler-py aggregate`` lowers its own priority (monitoring/priority.py); a test
+    that runs it in-process without ``--nice 0 --cpu-weight 0`` would slow every later test
+    and every cluster process started after it (it happened: a reconfiguration pause test
+    failed on it)."""
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    yield
+    after = os.getpriority(os.PRIO_PROCESS, 0)
+    assert after == before, (
+        f"this test changed the test process's niceness from {before} to {after}: run "
+        "`scheduler-py aggregate` in-process with --nice 0 --cpu-weight 0"
+    )

@@ -18,6 +18,7 @@ import os, sys, subprocess
 from pathlib import Path
 from scheduler_py.monitoring import priority
 root, group = Path(sys.argv[1]), sys.argv[2]
+print(max(7, os.getpriority(os.PRIO_PROCESS, 0)))  # what the niceness must become
 applied = priority.apply(priority.Priority(nice=7, cpu_weight=20, cpu_quota_cores=0.5), root, group)
 child = subprocess.run(["cat", "/proc/self/cgroup"], capture_output=True, text=True).stdout
 print(os.getpriority(os.PRIO_PROCESS, 0))
@@ -27,6 +28,7 @@ print("; ".join(applied))
 
 
 def run_child(root: Path, group: str) -> list[str]:
+    """Run :data:`CHILD`; returns [expected niceness, niceness, child's cgroups, applied]."""
     done = subprocess.run(
         [sys.executable, "-c", CHILD, str(root), group],
         capture_output=True,
@@ -47,9 +49,9 @@ def test_bad_values_are_refused_with_the_range():
 
 
 def test_without_a_cgroup_hierarchy_only_the_niceness_applies(tmp_path):
-    nice, _, applied = run_child(tmp_path, "g")
-    assert nice == "7"
-    assert applied == "nice 7"
+    expected, nice, _, applied = run_child(tmp_path, "g")
+    assert nice == expected
+    assert applied == f"nice {expected}"
 
 
 def test_v2_files_written_in_a_unified_hierarchy(tmp_path, monkeypatch):
@@ -73,12 +75,12 @@ V1 = Path("/sys/fs/cgroup/cpu")
 def test_v1_cgroup_holds_the_process_and_its_children():
     group = f"scheduler-py-test-{os.getpid()}"
     try:
-        nice, child_cgroups, applied = run_child(Path("/sys/fs/cgroup"), group)
-        assert nice == "7"
+        expected, nice, child_cgroups, applied = run_child(Path("/sys/fs/cgroup"), group)
+        assert nice == expected
         assert f"cpu:/{group}" in child_cgroups  # a process the aggregation starts is inside
         assert (V1 / group / "cpu.shares").read_text().strip() == str(20 * 1024 // 100)
         assert (V1 / group / "cpu.cfs_quota_us").read_text().strip() == "50000"
-        assert applied.startswith("nice 7; cgroup v1")
+        assert applied.startswith(f"nice {expected}; cgroup v1")
     finally:
         if (V1 / group).exists():
             os.rmdir(V1 / group)
