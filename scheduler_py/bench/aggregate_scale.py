@@ -278,10 +278,11 @@ def run(options: BenchOptions) -> None:
                 f"{wall:.1f} s",
             )
 
-    png, json_path = report.output_paths(options, NAME)
-    report.plot(png, lambda axes: _draw(axes, results))
-    data = report.common_json(options, NAME, PAPER)
-    data.update(
+    report.publish(
+        options,
+        NAME,
+        PAPER,
+        lambda axes: _draw(axes, results),
         {
             "master": master,
             "cycles": cycles,
@@ -298,10 +299,8 @@ def run(options: BenchOptions) -> None:
                 ]
             },
             "targets": targets,
-        }
+        },
     )
-    report.write_json(json_path, data)
-    report.footer(options, png, json_path)
 
 
 def _draw(axes: Any, results: list[dict[str, Any]]) -> None:

@@ -537,10 +537,11 @@ def run(options: BenchOptions) -> None:
         else f"{pct(p99_cost)} ({p99_medians[ON]:.2f} ms / {p99_medians[OFF]:.2f} ms - 1)",
     )
 
-    png, json_path = report.output_paths(options, NAME)
-    report.plot(png, lambda axes: _draw(axes, runs, medians, cost))
-    data = report.common_json(options, NAME, PAPER)
-    data.update(
+    report.publish(
+        options,
+        NAME,
+        PAPER,
+        lambda axes: _draw(axes, runs, medians, cost),
         {
             "settings": settings,
             "order": "".join(order),
@@ -559,10 +560,8 @@ def run(options: BenchOptions) -> None:
                 {"target": "throughput overhead <= 5 %", "passed": passed, "overhead": cost},
                 {"target": "p99 overhead <= 10 %", "passed": p99_passed, "overhead": p99_cost},
             ],
-        }
+        },
     )
-    report.write_json(json_path, data)
-    report.footer(options, png, json_path)
 
 
 def _draw(axes: Any, runs: list[dict[str, Any]], medians: dict[str, float | None], cost) -> None:

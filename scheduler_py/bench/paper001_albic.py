@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import time
 from collections import defaultdict
+from typing import Any
 
 import numpy as np
 
@@ -335,8 +336,7 @@ def run(options: BenchOptions) -> None:
     wanted = options.extra.get("experiments", "quality,scalein,collocation").split(",")
     time_limit = float(options.extra.get("time_limit", 0.5 if quick else 5.0))
     report.title("ALBIC and the load-balancing MILP: simulated adaptation rounds", PAPER)
-    data = report.common_json(options, "paper001_albic", PAPER)
-    data["time_limit"] = time_limit
+    data: dict[str, Any] = {"time_limit": time_limit}
     panels = []
 
     if "quality" in wanted:
@@ -476,8 +476,6 @@ def run(options: BenchOptions) -> None:
         data["collocation"] = results
         panels.append(("collocation", results))
 
-    png, json_path = report.output_paths(options, "paper001_albic")
-
     def draw(axes):
         axes = axes if isinstance(axes, list) else [axes]
         for ax, (kind, result) in zip(axes, panels, strict=False):
@@ -501,6 +499,4 @@ def run(options: BenchOptions) -> None:
                 ax.set_xlabel("round")
             ax.legend(fontsize=7)
 
-    report.plot(png, draw, panels=max(1, len(panels)))
-    report.write_json(json_path, data)
-    report.footer(options, png, json_path)
+    report.publish(options, "paper001_albic", PAPER, draw, data, panels=max(1, len(panels)))
