@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_py.bench import report
-from scheduler_py.bench.monitor_overhead import tree_cpu_seconds
+from scheduler_py.bench.local_cluster import tree_cpu_seconds
 from scheduler_py.bench.registry import BenchOptions, benchmark
 from scheduler_py.bench.report import Table, fmt
 

@@ -231,8 +231,8 @@ SETTLE_TIMEOUT_S = 180.0
 
 @dataclass
 class Comparison:
-    """What the driver needs of the benchmark's cluster (``reconfig_pause._ReconfigCluster``)
-    and of its replan follower (``reconfig_pause._reconfigure``)."""
+    """What the driver needs of the benchmark's cluster (``local_cluster.BrainCluster``)
+    and of its replan follower (``reconfig_workloads.reconfigure``)."""
 
     cluster: Any
     name: str
