@@ -25,6 +25,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -371,21 +372,23 @@ def rate_over(cluster: LocalCluster, name: str, interval: float) -> tuple[float,
     return step_rate(start, end), mean(spans)
 
 
-def timing_settings(
-    options: BenchOptions,
-    *,
-    warmup: tuple[float, float],
-    interval: tuple[float, float],
-    algorithm: str,
-) -> dict[str, Any]:
-    """The settings every cluster benchmark has: ``warmup`` and ``interval`` seconds (the
-    defaults are ``(quick, full)`` pairs) and its ``algorithm``; ``--set`` overrides each."""
-    extra, quick = options.extra, options.quick
-    return {
-        "warmup": float(extra.get("warmup", warmup[0] if quick else warmup[1])),
-        "interval": float(extra.get("interval", interval[0] if quick else interval[1])),
-        "algorithm": extra.get("algorithm", algorithm),
-    }
+@dataclass(frozen=True)
+class Timing:
+    """A cluster benchmark's defaults: warm-up and measured interval in seconds, each a
+    ``(quick, full)`` pair, and the algorithm it is about."""
+
+    warmup: tuple[float, float]
+    interval: tuple[float, float]
+    algorithm: str
+
+    def settings(self, options: BenchOptions) -> dict[str, Any]:
+        """``warmup``, ``interval`` and ``algorithm`` for this run; ``--set`` overrides each."""
+        extra, pick = options.extra, 0 if options.quick else 1
+        return {
+            "warmup": float(extra.get("warmup", self.warmup[pick])),
+            "interval": float(extra.get("interval", self.interval[pick])),
+            "algorithm": extra.get("algorithm", self.algorithm),
+        }
 
 
 def say(text: str) -> None:

@@ -44,11 +44,11 @@ from typing import Any
 from scheduler_py.bench import report
 from scheduler_py.bench.local_cluster import (
     LocalCluster,
+    Timing,
     aligned_counts,
     mean,
     median,
     step_rate,
-    timing_settings,
     tree_cpu_seconds,
     value_range,
 )
@@ -59,10 +59,9 @@ NAME = "monitor_overhead"
 PAPER = "README: monitoring cost (whole pipeline overhead <= 5 % throughput, <= 10 % p99)"
 TARGET = 0.05
 P99_TARGET = 0.10
-WARMUP_S, QUICK_WARMUP_S = 40.0, 15.0
-INTERVAL_S, QUICK_INTERVAL_S = 90.0, 20.0
 ORDER, QUICK_ORDER = "ABBAAB", "AB"
-ALGORITHM = "tdls"
+TIMING = Timing(warmup=(15.0, 40.0), interval=(20.0, 90.0), algorithm="tdls")
+"""Warm-up and interval seconds (quick, full) and the algorithm (``--set`` overrides)."""
 EVERY = "30s"
 OFF, ON, HOOKS = "off", "on", "hooks only"
 VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
@@ -215,15 +214,10 @@ def _measure(
 def run(options: BenchOptions) -> None:
     extra = options.extra
     settings = {
-        **timing_settings(
-            options,
-            warmup=(QUICK_WARMUP_S, WARMUP_S),
-            interval=(QUICK_INTERVAL_S, INTERVAL_S),
-            algorithm=ALGORITHM,
-        ),
+        **TIMING.settings(options),
         "every": extra.get("every", EVERY),
         "aggregation_warmup": float(
-            extra.get("aggregation_warmup", QUICK_WARMUP_S if options.quick else 75.0)
+            extra.get("aggregation_warmup", TIMING.warmup[0] if options.quick else 75.0)
         ),
     }
     order = variant_order(extra.get("order", QUICK_ORDER if options.quick else ORDER))

@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_py.bench import reconfig_paths, report
-from scheduler_py.bench.local_cluster import BrainCluster, load_text, say, timing_settings
+from scheduler_py.bench.local_cluster import BrainCluster, Timing, load_text, say
 from scheduler_py.bench.reconfig_workloads import (
     HEADERS,
     WORKLOADS,
@@ -77,10 +77,9 @@ from scheduler_py.bench.report import Table, fmt
 
 NAME = "reconfig_pause"
 PAPER = "README: adaptive re-scheduling (drain-out pause)"
-WARMUP_S, QUICK_WARMUP_S = 30.0, 15.0
-INTERVAL_S, QUICK_INTERVAL_S = 60.0, 20.0
 START_ALGORITHM = "even"
-ALGORITHM = "tdls"
+TIMING = Timing(warmup=(15.0, 30.0), interval=(20.0, 60.0), algorithm="tdls")
+"""Warm-up and interval seconds (quick, full) and the algorithm (``--set`` overrides)."""
 PAUSE_TARGET_S = 3.0
 REPETITIONS = 3
 COMPARE_SPOUT_INTERVAL_MS = "5"
@@ -214,12 +213,7 @@ def _lt(value: float | None, other: float | None) -> bool:
 def run(options: BenchOptions) -> None:
     extra = options.extra
     settings = {
-        **timing_settings(
-            options,
-            warmup=(QUICK_WARMUP_S, WARMUP_S),
-            interval=(QUICK_INTERVAL_S, INTERVAL_S),
-            algorithm=ALGORITHM,
-        ),
+        **TIMING.settings(options),
         "start": extra.get("start", START_ALGORITHM),
         "spout_interval_ms": extra.get("spout_interval_ms", SPOUT_INTERVAL_MS),
         "timeout": float(extra.get("timeout", FOLLOW_TIMEOUT_S)),
