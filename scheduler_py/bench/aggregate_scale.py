@@ -114,7 +114,7 @@ def _publish(store: Any, records: list[Any]) -> None:
 
 
 def _measure_size(spark: Any, zk_hosts: str, zk_pid: int, executors: int, cycles: int, warmup: int):
-    from scheduler_py.monitoring.aggregate import AggregationJob, JobConfig
+    from scheduler_py.monitoring.job import AggregationJob, JobConfig
     from scheduler_py.monitoring.synthetic import Shape, records
     from scheduler_py.monitoring.zk import MonitorStore, close_quietly, connect
 
@@ -179,7 +179,7 @@ def _measure_size(spark: Any, zk_hosts: str, zk_pid: int, executors: int, cycles
 )
 def run(options: BenchOptions) -> None:
     from scheduler_py.devtools.zkserver import LocalZooKeeper
-    from scheduler_py.monitoring.aggregate import DEFAULT_MASTER, spark_session
+    from scheduler_py.monitoring.spark import DEFAULT_MASTER, spark_session
 
     extra = options.extra
     sizes = [int(x) for x in extra.get("sizes", "").split(",") if x.strip()] or list(

@@ -196,7 +196,7 @@ def time_driver(spark, records: int, rows: int) -> dict[str, Any]:
     paper=PAPER,
 )
 def run(options: BenchOptions) -> None:
-    from scheduler_py.monitoring.aggregate import spark_session
+    from scheduler_py.monitoring.spark import spark_session
 
     sizes = tuple(int(s) for s in options.extra.get("sizes", "").split(",") if s.strip()) or (
         QUICK_SIZES if options.quick else SIZES
