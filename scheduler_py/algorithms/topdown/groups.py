@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from heapq import heapify, heappop, heappush
 
 from scheduler_py.model.capacity import CapacityTracker, check_feasible, usable_nodes
-from scheduler_py.model.errors import InfeasibleError, SchedulingError
+from scheduler_py.model.errors import InfeasibleError
 from scheduler_py.model.types import EPSILON, Executor, Node, Problem, Topology
 
 INF = float("inf")
@@ -32,14 +32,6 @@ BIG = 1 << 62
 
 KEYS = ("rs", "imc_group", "imc_task")
 """Edge priorities: relative significance (Eq. 2), group IMC, task-pair IMC (Eq. 1)."""
-
-
-def check_choice(algorithm: str, name: str, value: str, allowed: Sequence[str]) -> None:
-    if value not in allowed:
-        raise SchedulingError(
-            f"algorithm {algorithm!r}: parameter {name!r} must be one of "
-            f"{', '.join(allowed)}; found {value!r}"
-        )
 
 
 def edge_key(key: str, imc: float, pc_i: float, pc_j: float, n_i: int, n_j: int) -> float:

@@ -67,13 +67,12 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import product
 
-from scheduler_py.algorithms.registry import register
+from scheduler_py.algorithms.registry import check_choice, register
 from scheduler_py.algorithms.topdown.groups import (
     KEYS,
     AllocationFailure,
     NodePool,
     allocate_single_tasks,
-    check_choice,
     component_edges,
     edge_key,
     ensure_usable,
