@@ -109,18 +109,13 @@ class Packer:
                 self.put(u, target)
                 self.put(v, target)
                 return True
-            first = self.least_loaded(1, lu, mu)
-            if first is None:
+            if not self.place_alone(u):
                 return False
-            self.put(u, first)
-            if first.can_take(1, lv, mv):
+            first = self.bin_of[u]
+            if first.can_take(1, lv, mv):  # the destination preferably joins the source
                 self.put(v, first)
                 return True
-            second = self.least_loaded(1, lv, mv)
-            if second is None:
-                return False
-            self.put(v, second)
-            return True
+            return self.place_alone(v)
         heavier = max(lu, lv)
         spare = self.least_loaded(1, heavier, mu if lu >= lv else mv)
         candidates = [b for b in self.bins if b is bu or b is bv]
@@ -149,13 +144,7 @@ class Packer:
             for item, where in previous.items():
                 if where is not None:
                     self.put(item, where)
-            missing = [i for i, w in previous.items() if w is None]
-            for item in missing:
-                target = self.least_loaded(1, self.load(item), self.memory(item))
-                if target is None:
-                    return False
-                self.put(item, target)
-            return True
+            return all(self.place_alone(i) for i, w in previous.items() if w is None)
         self.put(u, best[1])
         self.put(v, best[2])
         return True
