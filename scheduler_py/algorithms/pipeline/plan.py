@@ -278,11 +278,8 @@ def plan(
     >>> sorted(plan(Problem(nodes, topo)).node_of.items())
     [('b#0', 'n1'), ('b#1', 'n0'), ('s#0', 'n0'), ('s#1', 'n1')]
     """
-    if capacity not in CAPACITY_MODES or system_executors not in SYSTEM_MODES:
-        raise SchedulingError(
-            f"pipeline: capacity={capacity!r} / system_executors={system_executors!r}; "
-            f"expected {'|'.join(CAPACITY_MODES)} / {'|'.join(SYSTEM_MODES)}"
-        )
+    check_choice("pipeline", "capacity", capacity, CAPACITY_MODES)
+    check_choice("pipeline", "system_executors", system_executors, SYSTEM_MODES)
     check_feasible(problem)
     topology = problem.topology
     lay = layout(
