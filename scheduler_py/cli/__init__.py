@@ -48,12 +48,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from scheduler_py.cli.operator import build_controller
 
     controller = build_controller(args, config)
+    secret = None
+    if controller is not None:
+        from scheduler_py.service.auth import SecretError, ensure_secret
+
+        try:
+            secret = ensure_secret(args.secret_file)
+        except SecretError as error:
+            raise SystemExit(f"scheduler-py serve: {error}") from None
     serve(
         args.host,
         args.port,
         config,
         Path(args.plan_log) if args.plan_log else None,
         controller,
+        secret,
     )
     return 0
 
