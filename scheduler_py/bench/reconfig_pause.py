@@ -22,7 +22,7 @@ tuples lost), and ``summary.ours`` / ``summary.storm_rebalance`` in the JSON.
    (``scheduler.reconfig.enabled=false``: only the operator's replan below happens);
 2. warm up, then measure its throughput: spout-acked tuples/s over an interval, aligned on
    the 5 s stats heartbeats (:func:`~scheduler_py.bench.local_cluster.rate_over`);
-3. ``replan --algorithm td`` through the brain's Thrift API, followed in the brain's
+3. ``replan --algorithm tdls`` through the brain's Thrift API, followed in the brain's
    history (``$BRAIN_STATE_DIR/history/<name>.jsonl``) until it is terminal: deactivate →
    observed drain → the shim applies the plan at Nimbus's next round → activate;
 4. warm up again and measure the throughput after; kill the topology.
@@ -45,7 +45,7 @@ crash; the cluster is always stopped. The brain's log and the history journals a
 ``<output-dir>/reconfig_pause-logs/`` (the cluster directory itself is temporary).
 
 Options (``--set key=value``): ``warmup`` and ``interval`` (seconds), ``topologies``
-(``wordcount,linear``), ``algorithm`` (the re-plan's, default ``td``), ``start`` (the
+(``wordcount,linear``), ``algorithm`` (the re-plan's, default ``tdls``), ``start`` (the
 initial placement's, default ``even``), ``spout_interval_ms`` (default 0 = unthrottled),
 ``aggregate`` (``yes`` runs the PySpark aggregation, so the controller plans with measured
 costs; default ``no``), ``timeout`` (seconds to follow a reconfiguration, default 420).
