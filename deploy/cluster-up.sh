@@ -47,6 +47,13 @@ if ((${#running[@]} > 0)); then
   fi
   cdie "a partial cluster is running from $CLUSTER_DIR (${running[*]}); run deploy/cluster-down.sh first"
 fi
+# Nothing runs, but an earlier run was killed (-9, a crash): its orphaned workers, or its
+# emulated hosts' namespaces and cgroups, are still there.  cluster-down removes them.
+if [[ -n "$(cluster_pids)" ]] || { ((EUID == 0)) && ip -o link show 2>/dev/null | grep -q ": $EMU_PREFIX-"; }; then
+  clog "cleaning up after an earlier run that did not stop (deploy/cluster-down.sh)"
+  CLUSTER_DIR="$CLUSTER_DIR" CLUSTER_PORT_OFFSET="$CLUSTER_PORT_OFFSET" "$DEPLOY/cluster-down.sh" 2>&1 | sed 's/^/  /' \
+    || cdie "could not clean up after the earlier run in $CLUSTER_DIR (see above)"
+fi
 
 # --- 2. scheduler --------------------------------------------------------------------------
 shim_jar="$STORM_HOME/extlib-daemon/$PLUGIN_JAR_NAME"
