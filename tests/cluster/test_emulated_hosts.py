@@ -24,7 +24,7 @@ import pytest
 from scheduler_py.devtools.emulated_hosts import EmulatedHost, load, transfer_mbit
 from scheduler_py.devtools.jvm_topologies import submit
 from tests.cluster.conftest import start_cluster
-from tests.cluster.waiting import wait_until
+from tests.cluster.waiting import machine_timeout, wait_until
 
 pytestmark = pytest.mark.cluster
 
@@ -57,12 +57,6 @@ def _why_no_emulation() -> str:
 
 if reason := _why_no_emulation():
     pytest.skip(reason, allow_module_level=True)
-
-
-def _machine_timeout(base_s: float) -> float:
-    """``base_s`` on an idle machine, stretched by the 1-minute load per CPU, at most 4×."""
-    load_per_cpu = os.getloadavg()[0] / max(1, os.cpu_count() or 1)
-    return base_s * min(4.0, max(1.0, load_per_cpu))
 
 
 def _leftovers(prefix: str) -> list[str]:
@@ -129,7 +123,7 @@ def _check_throttled(host: EmulatedHost) -> None:
         before, started = host.cpu(), time.monotonic()
         wait_until(
             lambda: host.cpu().throttled > before.throttled,
-            _machine_timeout(20),
+            machine_timeout(20),
             f"{host.name}'s cgroup to be throttled (nr_throttled to grow)",
             lambda: f"(cpu.stat then {before}, now {host.cpu()})",
         )
@@ -199,7 +193,7 @@ def test_emulated_hosts_place_shape_throttle_and_clean_up(tmp_path: Path) -> Non
 
             used = wait_until(
                 lambda: len(placed_by_brain_on_hosts()) >= 2 and placed_by_brain_on_hosts(),
-                _machine_timeout(90),
+                machine_timeout(90),
                 f"{name} to be placed by the brain on 2 or more hosts",
                 lambda: f"(last seen: {state.get('now')})",
             )
@@ -209,7 +203,7 @@ def test_emulated_hosts_place_shape_throttle_and_clean_up(tmp_path: Path) -> Non
 
             wait_until(
                 lambda: every_used_host_sent(256 * 1024),
-                _machine_timeout(90),
+                machine_timeout(90),
                 f"each host of {name} ({sorted(used)}) to send 256 KB over its veth",
                 lambda: (
                     f"(sent: { {a: hosts.host(a).traffic().sent - sent_before[a] for a in used} })"
@@ -219,7 +213,7 @@ def test_emulated_hosts_place_shape_throttle_and_clean_up(tmp_path: Path) -> Non
 
             recorded = wait_until(
                 lambda: snapshots.exists() and json.loads(snapshots.read_text()),
-                _machine_timeout(30),
+                machine_timeout(30),
                 "a snapshot from the shim",
             )
             assert recorded["racks"] == {h.address: h.rack for h in hosts.hosts}, recorded
