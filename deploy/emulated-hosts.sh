@@ -215,7 +215,7 @@ emu_status() {
   fi
   version="$(cgroup_version || echo '?')"
   echo "emulated hosts (prefix $EMU_PREFIX, core bridge $(core_bridge) $(emu_root_address), cgroup v$version):"
-  for ns in $(ours_netns); do
+  for ns in $(ours_netns | sort -V); do
     i="${ns##*-h}"
     dir="$(cgroup_dirs "$i" | sed -n 1p)"
     printf '  h%-3s %-15s %-8s rx %-12s tx %-12s rate %-8s cpu %s throttled %s\n' "$i" \
