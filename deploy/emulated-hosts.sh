@@ -132,7 +132,9 @@ emu_up() {
   ip link set "$core" up
   for ((r = 1; r <= EMU_RACKS; r++)); do
     ip link add "$(rack_bridge "$r")" type bridge
-    ip link set "$(rack_bridge "$r")" up
+    # no ARP on the rack bridge's own interface: the root namespace would answer for its
+    # address there too, and hosts sending to ZooKeeper/Nimbus would skip the uplink
+    ip link set "$(rack_bridge "$r")" arp off up
     ip link add "$(uplink_core "$r")" type veth peer name "$(uplink_rack "$r")"
     ip link set "$(uplink_core "$r")" master "$core" up
     ip link set "$(uplink_rack "$r")" master "$(rack_bridge "$r")" up
