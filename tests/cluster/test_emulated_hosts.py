@@ -209,7 +209,12 @@ def test_emulated_hosts_place_shape_throttle_and_clean_up(tmp_path: Path) -> Non
                     f"(sent: { {a: hosts.host(a).traffic().sent - sent_before[a] for a in used} })"
                 ),
             )
-            assert cluster.nimbus.topology_state(name).acked > 0
+            wait_until(
+                lambda: cluster.nimbus.topology_state(name).acked > 0,
+                machine_timeout(60),
+                f"{name}'s spouts to report acked tuples (executor stats every 5 s)",
+                lambda: f"(last seen: {cluster.nimbus.topology_state(name)})",
+            )
 
             recorded = wait_until(
                 lambda: snapshots.exists() and json.loads(snapshots.read_text()),
