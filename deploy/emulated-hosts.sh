@@ -210,7 +210,7 @@ emu_exec() {
 }
 
 emu_status() {
-  local ns i dir version
+  local ns i dir version addr rack
   if [[ -z "$(ours_netns)$(ours_links)" ]]; then
     echo "emulated hosts: none (prefix $EMU_PREFIX)"
     return 0
@@ -220,8 +220,11 @@ emu_status() {
   for ns in $(ours_netns | sort -V); do
     i="${ns##*-h}"
     dir="$(cgroup_dirs "$i" | sed -n 1p)"
-    printf '  h%-3s %-15s %-8s rx %-12s tx %-12s rate %-8s cpu %s throttled %s\n' "$i" \
-      "$(ip -n "$ns" -4 -o addr show dev eth0 2>/dev/null | awk '{print $4}')" "/rack-$(emu_host_rack "$i")" \
+    addr="$(ip -n "$ns" -4 -o addr show dev eth0 2>/dev/null | awk '{print $4}')"
+    # rack R is the R-th /24 after the root namespace's (emu_host_address)
+    rack="$(( $(cut -d. -f3 <<<"$addr") - $(cut -d. -f3 <<<"$(emu_root_address)") ))"
+    # the veth's root end receives what the host sends
+    printf '  h%-3s %-15s %-8s sent %-12s received %-12s rate %-8s cpu %s throttled %s\n' "$i" "$addr" "/rack-$rack" \
       "$(cat "/sys/class/net/$(veth_of "$i")/statistics/rx_bytes" 2>/dev/null || echo -)" \
       "$(cat "/sys/class/net/$(veth_of "$i")/statistics/tx_bytes" 2>/dev/null || echo -)" \
       "$(tc class show dev "$(veth_of "$i")" 2>/dev/null | grep -o 'rate [^ ]*' | head -1 | cut -d' ' -f2)" \
