@@ -1,4 +1,7 @@
-"""What one aggregation cycle costs as topologies grow (README "Monitoring cost").
+"""One warm `scheduler-py aggregate` cycle at 10-5,000 executors (synthetic records published to a
+real ZooKeeper): CPU-s and wall s per cycle, longest burst above 0.5 core.
+
+What one aggregation cycle costs as topologies grow (README "Monitoring cost").
 
 A real ZooKeeper (``devtools/zkserver.py``) receives synthetic window records
 (``monitoring/synthetic.py``: a four-component chain, ~8 executors per worker, each executor
@@ -31,7 +34,7 @@ from typing import Any
 
 from scheduler_py.bench import report
 from scheduler_py.bench.local_cluster import tree_cpu_seconds
-from scheduler_py.bench.registry import BenchOptions, benchmark
+from scheduler_py.bench.registry import BenchOptions
 from scheduler_py.bench.report import Table, fmt
 from scheduler_py.bench.sampling import PeriodicSampler
 
@@ -156,12 +159,6 @@ def _measure_size(spark: Any, zk_hosts: str, zk_pid: int, executors: int, cycles
         close_quietly(client)
 
 
-@benchmark(
-    NAME,
-    summary="One warm `scheduler-py aggregate` cycle at 10-5,000 executors (synthetic records "
-    "published to a real ZooKeeper): CPU-s and wall s per cycle, longest burst above 0.5 core.",
-    paper=PAPER,
-)
 def run(options: BenchOptions) -> None:
     from scheduler_py.devtools.zkserver import LocalZooKeeper
     from scheduler_py.monitoring.spark import DEFAULT_MASTER, spark_session

@@ -1,4 +1,8 @@
-"""The whole monitoring pipeline's cost to a topology: worker hooks + ZooKeeper publishing +
+"""The whole monitoring pipeline (worker hooks + ZooKeeper publishing + PySpark aggregation) on vs
+off with the JVM word count on a real local cluster, interleaved runs: acked tuples/s and p99
+complete latency; overhead targets <= 5 % and <= 10 %.
+
+The whole monitoring pipeline's cost to a topology: worker hooks + ZooKeeper publishing +
 the PySpark aggregation, on vs off (README "Monitoring cost"; targets: throughput overhead
 <= 5 %, p99 complete-latency overhead <= 10 %).
 
@@ -52,7 +56,7 @@ from scheduler_py.bench.local_cluster import (
     tree_cpu_seconds,
     value_range,
 )
-from scheduler_py.bench.registry import BenchOptions, benchmark
+from scheduler_py.bench.registry import BenchOptions
 from scheduler_py.bench.report import Table, fmt, pct
 
 NAME = "monitor_overhead"
@@ -204,13 +208,6 @@ def _measure(
 # --------------------------------------------------------------------------- benchmark
 
 
-@benchmark(
-    NAME,
-    summary="The whole monitoring pipeline (worker hooks + ZooKeeper publishing + PySpark "
-    "aggregation) on vs off with the JVM word count on a real local cluster, interleaved "
-    "runs: acked tuples/s and p99 complete latency; overhead targets <= 5 % and <= 10 %.",
-    paper=PAPER,
-)
 def run(options: BenchOptions) -> None:
     extra = options.extra
     settings = {

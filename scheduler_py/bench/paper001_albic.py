@@ -1,4 +1,7 @@
-"""ALBIC / load-balancing MILP (paper 001, Madsen, Zhou & Cao 2016, §5): simulated
+"""ALBIC / MILP load balancing: LD vs Flux and no rebalancing over time (10-60 nodes), integrated
+scale-in, ALBIC vs COLA collocation (CF, LD, LI, migrations).
+
+ALBIC / load-balancing MILP (paper 001, Madsen, Zhou & Cao 2016, §5): simulated
 adaptation rounds (``docs/algorithms/001-albic.md``), our numbers beside the paper's
 surviving ones.
 
@@ -33,7 +36,7 @@ import numpy as np
 
 from scheduler_py.bench import report
 from scheduler_py.bench.albic_simulation import collocation, quality, scale_in
-from scheduler_py.bench.registry import BenchOptions, benchmark
+from scheduler_py.bench.registry import BenchOptions
 
 PAPER = "001 Madsen, Zhou & Cao 2016 §5.1-5.4; ``docs/algorithms/001-albic.md``"
 
@@ -41,12 +44,6 @@ PAPER = "001 Madsen, Zhou & Cao 2016 §5.1-5.4; ``docs/algorithms/001-albic.md``
 # --------------------------------------------------------------------------- benchmark
 
 
-@benchmark(
-    "paper001_albic",
-    summary="ALBIC / MILP load balancing: LD vs Flux and no rebalancing over time (10-60 "
-    "nodes), integrated scale-in, ALBIC vs COLA collocation (CF, LD, LI, migrations).",
-    paper=PAPER,
-)
 def run(options: BenchOptions) -> None:
     quick = options.quick
     wanted = options.extra.get("experiments", "quality,scalein,collocation").split(",")

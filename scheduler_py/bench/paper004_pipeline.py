@@ -1,4 +1,7 @@
-"""Pipeline-based linear scheduling (paper 004, Tantalaki et al., IEEE Access 2020): the
+"""Pipeline scheduling: worked examples, structural table (loads, intra-node share, distance,
+stalls) vs round robin, refinement modes, planning time.
+
+Pipeline-based linear scheduling (paper 004, Tantalaki et al., IEEE Access 2020): the
 reproducible part of its evaluation (``docs/algorithms/004-pipeline.md``).
 
 The scheme is static and topology-only, so every structural quantity is an exact function
@@ -33,7 +36,7 @@ from scheduler_py.algorithms import registry
 from scheduler_py.algorithms.pipeline import matrix as pm
 from scheduler_py.algorithms.pipeline.plan import intra_node_share
 from scheduler_py.bench import report
-from scheduler_py.bench.registry import BenchOptions, benchmark
+from scheduler_py.bench.registry import BenchOptions
 from scheduler_py.model.types import Component, Edge, Node, Problem, Topology
 
 PAPER = "004 Tantalaki et al. 2020 §IV-V; ``docs/algorithms/004-pipeline.md``"
@@ -225,12 +228,6 @@ def periodicity(limit: int) -> bool:
     return True
 
 
-@benchmark(
-    "paper004_pipeline",
-    summary="Pipeline scheduling: worked examples, structural table (loads, intra-node share, "
-    "distance, stalls) vs round robin, refinement modes, planning time.",
-    paper=PAPER,
-)
 def run(options: BenchOptions) -> None:
     report.title("Pipeline-based linear scheduling: structural reproduction", PAPER)
     checks = worked_examples()

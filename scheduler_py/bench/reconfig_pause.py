@@ -1,4 +1,7 @@
-"""What a reconfiguration costs a running topology — ours against Storm's own
+"""One drain-out reconfiguration (replan even -> tdls) of word count and Linear on a real local
+cluster: drain and pause from the controller's history, acked tuples/s before and after.
+
+What a reconfiguration costs a running topology — ours against Storm's own
 ``rebalance -w 0`` (README, "Adaptive re-scheduling").
 
 Starts its own isolated local cluster (:class:`~scheduler_py.bench.local_cluster.BrainCluster`:
@@ -72,7 +75,7 @@ from scheduler_py.bench.reconfig_workloads import (
     table_row,
     traffic_note,
 )
-from scheduler_py.bench.registry import BenchOptions, benchmark
+from scheduler_py.bench.registry import BenchOptions
 from scheduler_py.bench.report import Table, fmt
 
 NAME = "reconfig_pause"
@@ -203,13 +206,6 @@ def _lt(value: float | None, other: float | None) -> bool:
 # --------------------------------------------------------------------------- benchmark
 
 
-@benchmark(
-    NAME,
-    summary="One drain-out reconfiguration (replan even -> td) of word count and Linear on a "
-    "real local cluster: drain and pause from the controller's history, acked tuples/s "
-    "before and after.",
-    paper=PAPER,
-)
 def run(options: BenchOptions) -> None:
     extra = options.extra
     settings = {
