@@ -215,3 +215,17 @@ def test_run_writes_summary_and_png(tmp_path, capsys):
     assert all(tuple(r) == scale.SUMMARY_FIELDS for r in data["summary"])
     assert data["instances"]["chain-100x10"]["bound"]["method"]
     assert (tmp_path / "scale.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_top_level_bench_lists_benchmarks_and_options(capsys):
+    from scheduler_py import cli as top
+
+    assert top.main(["bench", "--list"]) == 0
+    assert "scale" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as done:
+        top.main(["bench", "--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    for text in ("--quick", "--set KEY=VALUE", "--output-dir", "benchmarks:", "scale"):
+        assert text in out
+    assert top.main(["bench"]) == 2

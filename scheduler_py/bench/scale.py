@@ -27,6 +27,7 @@ Options (``--set``): ``instances`` (comma-separated ``shape-EXECUTORSxHOSTS``),
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -332,6 +333,10 @@ def run(options: BenchOptions) -> None:
     report.footer(options, png, json_path)
 
 
+def _or_nan(value: float | None) -> float:
+    return math.nan if value is None else value
+
+
 def _draw(axes, rows: Sequence[Row]) -> None:
     left, right = axes
     instances = list(dict.fromkeys(r.instance for r in rows))
@@ -340,8 +345,9 @@ def _draw(axes, rows: Sequence[Row]) -> None:
     by_key = {(r.instance, r.algorithm): r for r in rows}
     for k, algorithm in enumerate(algorithms):
         xs = [i + (k - len(algorithms) / 2) * width + width / 2 for i in range(len(instances))]
-        kept = [by_key[(i, algorithm)].kept_pct_of_bound or 0.0 for i in instances]
-        secs = [max(by_key[(i, algorithm)].seconds or 0.0, 1e-4) for i in instances]
+        # a failed or skipped run has no bar (NaN), not a zero one
+        kept = [_or_nan(by_key[(i, algorithm)].kept_pct_of_bound) for i in instances]
+        secs = [max(_or_nan(by_key[(i, algorithm)].seconds), 1e-4) for i in instances]
         left.bar(xs, kept, width=width, label=algorithm)
         right.bar(xs, secs, width=width, label=algorithm)
     for axis in (left, right):
