@@ -205,7 +205,9 @@ def run(options: BenchOptions) -> None:
             call = statistics.median(r["call_ms"] for r in mine)
             rest = statistics.median(r["brain_ms"] - r["snapshot_ms"] - r["call_ms"] for r in mine)
             fallbacks = sum(1 for r in mine if "Fallback" in r["status"])
+            timeouts = sum(1 for r in mine if r.get("call_error"))
             stages[size] = {
+                "calls_failed": timeouts,
                 "snapshot_ms": snapshot,
                 "call_ms": call,
                 "validate_assign_ms": rest,
@@ -221,20 +223,38 @@ def run(options: BenchOptions) -> None:
                 fmt(rest, ".1f"),
             )
         else:
+            stages.setdefault(size, {})["ras_rounds_incomplete"] = sum(
+                1 for r in mine if r["ras_assigned"] < r["total_executors"]
+            )
             table.add(
                 size, "ras", fmt(row["p50_ms"], ".1f"), fmt(row["p99_ms"], ".1f"), None, None, None
             )
-    table.notes = [
-        "call = the Thrift round trip including the brain's planning; validate+assign = the "
-        "whole round minus snapshot and call (medians of the per-round differences)",
-        f"p99 of {rounds} rounds is close to their maximum; load average before {load_before}, "
-        f"after {load_after}",
-    ] + [
-        f"{size}: the first topology's status said Fallback in "
-        f"{s['rounds_with_fallback_status']} of {rounds} rounds"
-        for size, s in stages.items()
-        if s["rounds_with_fallback_status"]
-    ]
+    table.notes = (
+        [
+            "call = the Thrift round trip including the brain's planning; validate+assign = the "
+            "whole round minus snapshot and call (medians of the per-round differences)",
+            f"p99 of {rounds} rounds is close to their maximum; load average before {load_before}, "
+            f"after {load_after}",
+        ]
+        + [
+            f"{size}: the first topology's status said Fallback in "
+            f"{s['rounds_with_fallback_status']} of {rounds} rounds"
+            for size, s in stages.items()
+            if s["rounds_with_fallback_status"]
+        ]
+        + [
+            f"{size}: the separately timed Thrift call failed in {s['calls_failed']} of {rounds} "
+            "rounds (its time is then the shim's timeout)"
+            for size, s in stages.items()
+            if s["calls_failed"]
+        ]
+        + [
+            f"{size}: RAS left executors unassigned in {s['ras_rounds_incomplete']} of {rounds} "
+            "rounds (its time is that of a failed round)"
+            for size, s in stages.items()
+            if s.get("ras_rounds_incomplete")
+        ]
+    )
     table.print()
     report.line()
     report.line("targets:")

@@ -99,7 +99,16 @@ public final class RoundTripBench {
         return count;
     }
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) {
+        try {
+            measure(args);
+        } catch (Throwable t) {
+            t.printStackTrace();
+            System.exit(1);
+        }
+    }
+
+    private static void measure(String[] args) throws Exception {
         if (args.length < 4) {
             System.err.println("usage: RoundTripBench PORT ROUNDS OUTPUT EXECUTORSxTOPOLOGIES...");
             System.exit(2);
@@ -130,7 +139,12 @@ public final class RoundTripBench {
                 ClusterSnapshot snapshot = new SnapshotBuilder().build(fresh, sorted, 1, System.currentTimeMillis());
                 long snapshotNanos = System.nanoTime() - start;
                 start = System.nanoTime();
-                client.schedule(snapshot);
+                String callError = "";
+                try {
+                    client.schedule(snapshot);
+                } catch (BrainCallException e) {
+                    callError = e.getMessage();
+                }
                 long callNanos = System.nanoTime() - start;
 
                 Cluster forRas = Fixtures.cluster(supervisors, topologies);
@@ -144,14 +158,17 @@ public final class RoundTripBench {
                 lines.add(String.format(
                     "{\"executors\": %d, \"topologies\": %d, \"round\": %d, \"brain_ms\": %.3f, "
                         + "\"snapshot_ms\": %.3f, \"call_ms\": %.3f, \"ras_ms\": %.3f, "
-                        + "\"brain_assigned\": %d, \"ras_assigned\": %d, \"total_executors\": %d, \"status\": %s}",
+                        + "\"brain_assigned\": %d, \"ras_assigned\": %d, \"total_executors\": %d, \"status\": %s, "
+                        + "\"call_error\": %s}",
                     executors, count, round, ms(whole), ms(snapshotNanos), ms(callNanos), ms(rasNanos),
-                    brainAssigned, rasAssigned, totalExecutors(topologies), Json.encode(status)));
+                    brainAssigned, rasAssigned, totalExecutors(topologies), Json.encode(status), Json.encode(callError)));
                 System.err.printf("%dx%d round %d: brain %.1f ms (snapshot %.1f, call %.1f), ras %.1f ms%n",
                     executors, count, round, ms(whole), ms(snapshotNanos), ms(callNanos), ms(rasNanos));
             }
         }
         Files.write(Paths.get(args[2]), lines, StandardCharsets.UTF_8);
+        // Storm's scheduler classes leave non-daemon threads behind: end the JVM explicitly
+        System.exit(0);
     }
 
     private static int totalExecutors(Topologies topologies) {
