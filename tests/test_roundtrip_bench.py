@@ -8,15 +8,17 @@ import pytest
 from scheduler_py.bench import roundtrip
 
 
-def _record(executors, topologies, brain_ms, ras_ms):
+def _record(executors, topologies, brain_ms, ras_ms, status="", ras_assigned=10):
     return {
+        "status": status,
+        "ras_assigned": ras_assigned,
+        "total_executors": 10,
         "executors": executors,
         "topologies": topologies,
         "brain_ms": brain_ms,
         "ras_ms": ras_ms,
         "snapshot_ms": 1.0,
         "call_ms": 2.0,
-        "status": "",
     }
 
 
@@ -46,7 +48,8 @@ def test_summary_rows_have_exactly_the_issue_fields():
 def test_targets_pass_and_miss():
     records = [_record(1000, 1, 10.0, 20.0), _record(10000, 50, 600.0, 300.0)]
     verdicts = {
-        label: passed for label, passed, _ in roundtrip.targets(roundtrip.summarise(records))
+        label: passed
+        for label, passed, _ in roundtrip.targets(roundtrip.summarise(records), records)
     }
     assert verdicts == {
         "brain round p99 < 50 ms at 1,000 executors, 1 topology(ies)": True,
@@ -54,7 +57,19 @@ def test_targets_pass_and_miss():
         "brain round p99 < 500 ms at 10,000 executors, 50 topology(ies)": False,
         "brain faster than RAS at 10,000 executors, 50 topology(ies)": False,
     }
-    other = roundtrip.targets(roundtrip.summarise([_record(500, 1, 1.0, 2.0)]))
+    small = [_record(500, 1, 1.0, 2.0)]
+    other = roundtrip.targets(roundtrip.summarise(small), small)
     assert [label for label, _, _ in other] == [
         "brain faster than RAS at 500 executors, 1 topology(ies)"
     ]
+
+
+def test_fallback_rounds_and_ras_failures_are_not_wins():
+    fell_back = [_record(1000, 1, 10.0, 20.0, status="Fallback to DefaultScheduler: timeout")]
+    verdicts = roundtrip.targets(roundtrip.summarise(fell_back), fell_back)
+    assert [passed for _, passed, _ in verdicts] == [False, False]
+    assert "fell back" in verdicts[0][2]
+    ras_failed = [_record(1000, 1, 10.0, 1.0, ras_assigned=0)]
+    verdicts = roundtrip.targets(roundtrip.summarise(ras_failed), ras_failed)
+    assert [passed for _, passed, _ in verdicts] == [True, None]
+    assert "not judged" in verdicts[1][2]
