@@ -22,7 +22,7 @@ help:
 	@echo "make demo     - set everything up, start a local Storm cluster scheduled by the brain, run word count"
 	@echo "make test     - lint + Java unit tests + Python tests (incl. real-cluster integration tests)"
 	@echo "make bench    - benchmarks (tables beside the papers' numbers, PNGs in bench-results/)"
-	@echo "make cluster-up / cluster-down / cluster-status"
+	@echo "make cluster-up / cluster-down / cluster-status  (make cluster-up EMU_HOSTS=6: emulated hosts, deploy/README.md)"
 	@echo "make topologies-jvm - build the JVM benchmark topologies jar ($(TOPOLOGIES_JAR))"
 	@echo "make spark-up / spark-down - a Spark standalone master + worker on loopback (scheduler-py aggregate --master)"
 

@@ -193,8 +193,6 @@ def run(options: BenchOptions) -> None:
                 report.line(f"  {label} failure example: {str(row['first_failure'])[:160]}")
         results[family] = rows
 
-    png, json_path = report.output_paths(options, NAME)
-
     def draw(axes) -> None:
         families = list(results)
         labels = [v.label for v in variants]
@@ -209,6 +207,4 @@ def run(options: BenchOptions) -> None:
         axes.set_title("inter-node traffic by workload (lower is better)")
         axes.legend(fontsize=7, ncol=2)
 
-    report.plot(png, draw, width=9.0)
-    report.write_json(json_path, report.common_json(options, NAME, PAPER) | {"results": results})
-    report.footer(options, png, json_path)
+    report.publish(options, NAME, PAPER, draw, {"results": results}, width=9.0)

@@ -196,7 +196,7 @@ def time_driver(spark, records: int, rows: int) -> dict[str, Any]:
     paper=PAPER,
 )
 def run(options: BenchOptions) -> None:
-    from scheduler_py.monitoring.aggregate import spark_session
+    from scheduler_py.monitoring.spark import spark_session
 
     sizes = tuple(int(s) for s in options.extra.get("sizes", "").split(",") if s.strip()) or (
         QUICK_SIZES if options.quick else SIZES
@@ -264,10 +264,11 @@ def run(options: BenchOptions) -> None:
         f"{largest['rate']:,.0f} rows/s at {largest['rows']:,} rows",
     )
 
-    png, json_path = report.output_paths(options, NAME)
-    report.plot(png, lambda axes: _draw(axes, results, master))
-    data = report.common_json(options, NAME, PAPER)
-    data.update(
+    report.publish(
+        options,
+        NAME,
+        PAPER,
+        lambda axes: _draw(axes, results, master),
         {
             "master": master,
             "parallelism": parallelism,
@@ -282,10 +283,8 @@ def run(options: BenchOptions) -> None:
             "results": results,
             "driver": driver,
             "targets": [{"target": "rows/s", "passed": passed, "rate": largest["rate"]}],
-        }
+        },
     )
-    report.write_json(json_path, data)
-    report.footer(options, png, json_path)
 
 
 def _draw(axis, results, master) -> None:

@@ -194,19 +194,19 @@ def run(options: BenchOptions) -> None:
     for label, error in errors.items():
         report.line(f"  {label}: first failure: {error[:200]}")
 
-    png, json_path = report.output_paths(options, NAME)
-    report.plot(png, lambda axes: _draw(axes, part_a, labels_a, part_b, labels_b), panels=2)
-    data = report.common_json(options, NAME, PAPER)
-    data.update(
+    report.publish(
+        options,
+        NAME,
+        PAPER,
+        lambda axes: _draw(axes, part_a, labels_a, part_b, labels_b),
         {
             "prioritisation": {"variants": {v.label: v.params for v in tl}, "rows": part_a},
             "task_count": {"variants": {v.label: v.params for v in variants_b}, "rows": part_b},
             "notes": {"prioritisation": NOTES_A, "task_count": NOTES_B},
             "errors": errors,
-        }
+        },
+        panels=2,
     )
-    report.write_json(json_path, data)
-    report.footer(options, png, json_path)
 
 
 MARKERS = ("o", "s", "^", "v", "D", "x", "P", "*")

@@ -265,10 +265,11 @@ def run(options: BenchOptions) -> None:
         )
         verdicts.append({"target": label, "passed": passed, "ratio": s["ratio"]})
 
-    png, json_path = report.output_paths(options, NAME)
-    report.plot(png, lambda axes: _draw(axes, rows, stats, phi, optimum), panels=3, width=5.2)
-    data = report.common_json(options, NAME, PAPER)
-    data.update(
+    report.publish(
+        options,
+        NAME,
+        PAPER,
+        lambda axes: _draw(axes, rows, stats, phi, optimum),
         {
             "graphs": graphs,
             "seeds": [seeds.start, seeds.stop - 1],
@@ -293,10 +294,10 @@ def run(options: BenchOptions) -> None:
             },
             "targets": verdicts,
             "per_graph": {"optimum": optimum, **phi},
-        }
+        },
+        panels=3,
+        width=5.2,
     )
-    report.write_json(json_path, data)
-    report.footer(options, png, json_path)
 
 
 def _mean(values: list[float]) -> float:

@@ -145,20 +145,20 @@ def run(options: BenchOptions) -> None:
         )
         verdicts.append({"target": label, "passed": passed, "seconds": point["cpu_seconds"]})
 
-    png, json_path = report.output_paths(options, NAME)
-    report.plot(png, lambda axes: _draw(axes, throughput, scaling, durations), panels=2)
-    data = report.common_json(options, NAME, PAPER)
-    data.update(
+    report.publish(
+        options,
+        NAME,
+        PAPER,
+        lambda axes: _draw(axes, throughput, scaling, durations),
         {
             "durations": list(durations),
             "pinned_core": pinned.core,
             "throughput": throughput,
             "scaling": {a: {str(k): v for k, v in pts.items()} for a, pts in scaling.items()},
             "targets": verdicts,
-        }
+        },
+        panels=2,
     )
-    report.write_json(json_path, data)
-    report.footer(options, png, json_path)
 
 
 def _floats(text: str | None) -> tuple[float, ...]:

@@ -386,8 +386,6 @@ def run(options: BenchOptions) -> None:
     )
     report.target_line("App. C inter-node cost 115", evaluation.internode_traffic == 115, "")
 
-    png, json_path = report.output_paths(options, NAME)
-
     def draw(axes) -> None:
         for ax, layout in zip(axes, LAYOUTS, strict=True):
             for cluster, style in (("hom", "-"), ("het", "--")):
@@ -400,9 +398,7 @@ def run(options: BenchOptions) -> None:
             ax.set_ylabel("Eq. 1 cost (pairs cut)")
             ax.legend(fontsize=7)
 
-    report.plot(png, draw, panels=3, width=4.5)
-    report.write_json(json_path, report.common_json(options, NAME, PAPER) | {"results": results})
-    report.footer(options, png, json_path)
+    report.publish(options, NAME, PAPER, draw, {"results": results}, panels=3, width=4.5)
 
 
 def tc_c(a: float = 3.0, b: float = 2.0, c: float = 1.0):

@@ -359,8 +359,6 @@ def run(options: BenchOptions) -> None:
             f"{ours['net']:.2f} vs {default['net_min']:.2f}",
         )
 
-    png, json_path = report.output_paths(options, NAME)
-
     def draw(axes) -> None:
         x = range(len(names))
         axes.bar(
@@ -377,10 +375,7 @@ def run(options: BenchOptions) -> None:
         axes.set_title("R-Storm vs default, 12 machines / 2 racks")
         axes.legend()
 
-    report.plot(png, draw)
-    data = report.common_json(options, NAME, PAPER) | {"rows": rows, "two_topologies": split}
-    report.write_json(json_path, data)
-    report.footer(options, png, json_path)
+    report.publish(options, NAME, PAPER, draw, {"rows": rows, "two_topologies": split})
 
 
 def placement_table(placement: Placement, nodes: Sequence[Node]) -> Mapping[str, list[str]]:

@@ -305,8 +305,6 @@ def run(options: BenchOptions) -> None:
         table.add(label, value, "not reproduced (structural proxies above)")
     table.print()
 
-    png, json_path = report.output_paths(options, "paper004_pipeline")
-
     def draw(axes):
         left, right = axes
         x = np.arange(len(rows))
@@ -325,16 +323,11 @@ def run(options: BenchOptions) -> None:
         right.set_title("E7: planning time")
         right.legend(fontsize=8)
 
-    report.plot(png, draw, panels=2)
-    data = report.common_json(options, "paper004_pipeline", PAPER)
-    data.update(
-        {
-            "worked_examples": [{"check": c, "passed": p} for c, p in checks],
-            "structural": rows,
-            "refinement_modes": modes,
-            "timing": times,
-            "periodicity": periodic,
-        }
-    )
-    report.write_json(json_path, data)
-    report.footer(options, png, json_path)
+    fields = {
+        "worked_examples": [{"check": c, "passed": p} for c, p in checks],
+        "structural": rows,
+        "refinement_modes": modes,
+        "timing": times,
+        "periodicity": periodic,
+    }
+    report.publish(options, "paper004_pipeline", PAPER, draw, fields, panels=2)

@@ -167,7 +167,7 @@ def running_topologies(nimbus: str) -> set[str] | None:
 
 
 def _report(summary: Any, root: str, as_json: bool) -> None:
-    """Print what one run did (``summary``: a ``monitoring.aggregate.RunSummary``)."""
+    """Print what one run did (``summary``: a ``monitoring.job.RunSummary``)."""
     if as_json:
         print(json.dumps(summary.documents, indent=2, sort_keys=True), flush=True)
     for document in summary.documents.values():
@@ -212,8 +212,9 @@ def run(args: argparse.Namespace) -> int:
     from kazoo.exceptions import KazooException
     from kazoo.handlers.threading import KazooTimeoutError
 
-    from scheduler_py.monitoring.aggregate import AggregationJob, JobConfig, spark_session
+    from scheduler_py.monitoring.job import AggregationJob, JobConfig
     from scheduler_py.monitoring.masters import unreachable_master
+    from scheduler_py.monitoring.spark import spark_session
     from scheduler_py.monitoring.zk import MonitorStore, connect
     from scheduler_py.nimbus import default_nimbus
 
