@@ -276,10 +276,11 @@ def run(options: BenchOptions) -> None:
     for label, passed, detail in verdicts:
         report.target_line(label, passed, detail)
 
-    png, json_path = report.output_paths(options, NAME)
-    report.plot(png, lambda axis: _draw(axis, summary))
-    data = report.common_json(options, NAME, PAPER)
-    data.update(
+    report.publish(
+        options,
+        NAME,
+        PAPER,
+        lambda axis: _draw(axis, summary),
         {
             "rounds": rounds,
             "load_average_before": load_before,
@@ -288,10 +289,8 @@ def run(options: BenchOptions) -> None:
             "records": records,
             "summary": summary,
             "targets": [{"target": t, "passed": p, "detail": d} for t, p, d in verdicts],
-        }
+        },
     )
-    report.write_json(json_path, data)
-    report.footer(options, png, json_path)
 
 
 def _draw(axis, summary: list[dict[str, Any]]) -> None:

@@ -314,10 +314,11 @@ def run(options: BenchOptions) -> None:
     for target in verdicts:
         report.target_line(target.label, target.passed, target.detail)
 
-    png, json_path = report.output_paths(options, NAME)
-    report.plot(png, lambda axes: _draw(axes, rows), panels=2, width=6.5)
-    data = report.common_json(options, NAME, PAPER)
-    data.update(
+    report.publish(
+        options,
+        NAME,
+        PAPER,
+        lambda axes: _draw(axes, rows),
         {
             "auto_secs": auto_secs,
             "bound_secs": bound_secs,
@@ -327,10 +328,10 @@ def run(options: BenchOptions) -> None:
             "rows": [asdict(r) | {"kept_pct_of_bound": r.kept_pct_of_bound} for r in rows],
             "summary": summary(rows),
             "targets": [asdict(t) for t in verdicts],
-        }
+        },
+        panels=2,
+        width=6.5,
     )
-    report.write_json(json_path, data)
-    report.footer(options, png, json_path)
 
 
 def _or_nan(value: float | None) -> float:
