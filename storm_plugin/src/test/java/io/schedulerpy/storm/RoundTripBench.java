@@ -161,7 +161,8 @@ public final class RoundTripBench {
                         + "\"brain_assigned\": %d, \"ras_assigned\": %d, \"total_executors\": %d, \"status\": %s, "
                         + "\"call_error\": %s}",
                     executors, count, round, ms(whole), ms(snapshotNanos), ms(callNanos), ms(rasNanos),
-                    brainAssigned, rasAssigned, totalExecutors(topologies), Json.encode(status), Json.encode(callError)));
+                    brainAssigned, rasAssigned, totalExecutors(topologies), Json.encode(status),
+                    Json.encode(callError)));
                 System.err.printf("%dx%d round %d: brain %.1f ms (snapshot %.1f, call %.1f), ras %.1f ms%n",
                     executors, count, round, ms(whole), ms(snapshotNanos), ms(callNanos), ms(rasNanos));
             }
