@@ -89,7 +89,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=parse_duration,
         default=15_000,
         metavar="DURATION",
-        help="give up connecting to ZooKeeper after this long (default 15s)",
+        help="give up connecting to ZooKeeper, or waiting for one of its answers, after this "
+        "long (default 15s)",
     )
     parser.add_argument(
         "--root",
@@ -243,7 +244,7 @@ def run(args: argparse.Namespace) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT):
             previous[sig] = signal.signal(sig, lambda *_: stop.set())
     try:
-        store = MonitorStore(client, args.root)
+        store = MonitorStore(client, args.root, args.zookeeper_timeout / 1000.0)
         applied = priority.apply(wanted)  # before the Spark JVM starts: it inherits both
         if applied:
             log.info("aggregation runs at a lower CPU priority: %s", "; ".join(applied))
