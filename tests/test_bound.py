@@ -86,14 +86,6 @@ def test_a_topology_that_fits_one_node_may_keep_everything():
     assert bound.value == pytest.approx(10.0) and bound.gap(10.0) == 0.0
 
 
-def test_an_expired_budget_still_gives_the_cheap_bound_and_says_so():
-    problem = section73_instance(1)
-    bound = traffic_bound(problem, Budget(0.0))
-    assert bound.method == "forced cut" and "time budget" in bound.reason
-    assert bound.value is not None
-    assert bound.summary(0.0)["bound_reason"] == bound.reason
-
-
 def test_no_traffic_no_gap():
     topology = Topology("t", (Component("a", 3, cpu=30, is_spout=True),))
     bound = traffic_bound(Problem((Node("n1", 50), Node("n2", 50)), topology))
@@ -113,3 +105,16 @@ def test_every_plan_of_a_round_reports_its_gap_in_the_status_and_the_log():
         assert summary["bound"] is not None and summary["bound"] + 1e-6 >= summary["imc_gain"]
         assert 0.0 <= summary["gap"] <= 1.0 and summary["bound_method"]
         assert "gap ≤" in decision.reason and "to the bound" in decision.reason
+
+
+def test_too_many_pairs_or_no_time_give_no_bound_with_the_reason():
+    problem = section73_instance(2)
+    from scheduler_py.model.bound import estimated_pairs
+
+    pairs = estimated_pairs(problem)
+    assert pairs == sum(1 for _ in problem.topology.pair_traffics())
+    refused = traffic_bound(problem, max_pairs=pairs - 1)
+    assert refused.value is None and refused.gap(1.0) is None
+    assert f"{pairs} communicating pairs" in refused.reason
+    late = traffic_bound(problem, Budget(0.0))
+    assert late.value is None and "no time left" in late.reason

@@ -1,9 +1,13 @@
 """``auto``: every applicable algorithm within one time budget, the best plan under the cost
 model kept (ours).
 
-The candidates of :data:`CANDIDATES` run one after another, fast ones first, each with an even
-share of what is left of the budget (:meth:`~scheduler_py.model.budget.Budget.share`), so a
-fast algorithm leaves its unused time to the next. Every plan is verified by
+The candidates of :data:`CANDIDATES` run one after another, fast ones first; ``tdls`` (the
+best single algorithm on the §7.3 class) gets half of what is left, every other one an even
+share of it (:meth:`~scheduler_py.model.budget.Budget.share`), so a fast algorithm leaves its
+unused time to the next. Candidates that ignore their budget and were measured to take
+minutes on large topologies are skipped above :data:`SLOW_ABOVE` executors (``bench scale``:
+``online`` 372 s at 1,000 executors, ``t3`` over 400 s at 10,000), and no candidate starts
+once the budget is spent. Every plan is verified by
 :func:`~scheduler_py.algorithms.registry.run` (a candidate that fails or does not apply is
 recorded with its reason and skipped) and evaluated with the shared cost model
 (``scheduler_py/model/cost.py``). The best plan keeps the most traffic on-node (φ, paper 000
@@ -31,6 +35,10 @@ TIE = 1e-9
 """relative difference in kept traffic under which two plans count as equal"""
 MIN_SHARE_SECS = 0.005
 """a candidate is not started with less than this left"""
+SEARCH_SHARE = {"tdls": 0.5}
+"""candidates given this share of what is left instead of an even one"""
+SLOW_ABOVE = {"online": 500, "t3": 2_000}
+"""executors above which a candidate that ignores its budget is not tried"""
 
 
 def _rank(problem: Problem, placement: Placement, evaluation: Evaluation) -> tuple:
@@ -77,11 +85,18 @@ def plan(
     own = budget if budget.limited else Budget.of(seconds)
     tried: dict[str, dict[str, Any]] = {}
     ranked: list[tuple[tuple, str, Placement, Evaluation]] = []
+    executors = len(problem.topology.executors)
     for index, name in enumerate(names):
         if own.remaining() < MIN_SHARE_SECS:
             tried[name] = {"skipped": "no time left in the budget"}
             continue
-        share = own.share(1.0 / (len(names) - index))
+        if executors > SLOW_ABOVE.get(name, executors):
+            tried[name] = {
+                "skipped": f"ignores its time budget and takes minutes above "
+                f"{SLOW_ABOVE[name]} executors"
+            }
+            continue
+        share = own.share(SEARCH_SHARE.get(name, 1.0 / (len(names) - index)))
         try:
             placement = registry.run(name, problem, budget=share)
         except BudgetExhaustedError as error:

@@ -51,6 +51,8 @@ MODULES = (
     "aggregate_scale",
     "monitor_overhead",
     "reconfig_pause",
+    "scale",
+    "roundtrip",
 )
 """Every benchmark module (the benchmark's name is the module's)."""
 

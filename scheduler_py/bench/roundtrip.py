@@ -1,4 +1,8 @@
-"""The round trip through the real shim (issue 18, item 4): how long Nimbus waits for a
+"""Issue 18: one Nimbus scheduling round through the real shim (BrainScheduler -> Thrift -> brain)
+vs Storm's ResourceAwareScheduler on 500 supervisors, 1,000 and 10,000 executors in 1 and 50
+topologies: p50/p99 and the stages.
+
+The round trip through the real shim (issue 18, item 4): how long Nimbus waits for a
 scheduling round with ``BrainScheduler`` against the real Python brain, beside Storm's own
 ``ResourceAwareScheduler`` on the same input.
 
@@ -34,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_py.bench import report
-from scheduler_py.bench.registry import BenchOptions, benchmark
+from scheduler_py.bench.registry import BenchOptions
 from scheduler_py.bench.report import Table, fmt
 
 NAME = "roundtrip"
@@ -175,13 +179,6 @@ def run_harness(port: int, rounds: int, sizes: list[str]) -> list[dict[str, Any]
         return [json.loads(line) for line in output.read_text().splitlines() if line.strip()]
 
 
-@benchmark(
-    NAME,
-    summary="Issue 18: one Nimbus scheduling round through the real shim (BrainScheduler -> "
-    "Thrift -> brain) vs Storm's ResourceAwareScheduler on 500 supervisors, 1,000 and 10,000 "
-    "executors in 1 and 50 topologies: p50/p99 and the stages.",
-    paper=PAPER,
-)
 def run(options: BenchOptions) -> None:
     extra = options.extra
     sizes = [s.strip() for s in extra.get("sizes", ",".join(SIZES)).split(",") if s.strip()]

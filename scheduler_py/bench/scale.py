@@ -1,4 +1,7 @@
-"""Planning at scale (issue 18, item 3): every algorithm's kept traffic as % of an upper
+"""Issue 18: kept traffic of td, tdls, auto, rstorm, t3, online, metis, even as % of an upper
+bound on realistic instances of 100-10,000 executors on 10-500 hosts in racks.
+
+Planning at scale (issue 18, item 3): every algorithm's kept traffic as % of an upper
 bound on realistic instances of 100 – 10,000 executors on 10 – 500 heterogeneous hosts.
 
 Instances come from :mod:`scheduler_py.bench.instances` (chains, diamonds, stars, word
@@ -36,7 +39,7 @@ from typing import Any
 from scheduler_py.algorithms.portfolio import CANDIDATES
 from scheduler_py.bench import report
 from scheduler_py.bench.instances import Instance, generate
-from scheduler_py.bench.registry import BenchOptions, benchmark
+from scheduler_py.bench.registry import BenchOptions
 from scheduler_py.bench.report import Table, fmt
 from scheduler_py.model.bound import TrafficBound, traffic_bound
 from scheduler_py.model.budget import Budget
@@ -241,12 +244,6 @@ def _names(text: str | None, default: Sequence[str]) -> list[str]:
     return [n.strip() for n in text.split(",") if n.strip()] if text else list(default)
 
 
-@benchmark(
-    NAME,
-    summary="Issue 18: kept traffic of td, tdls, auto, rstorm, t3, online, metis, even as % of "
-    "an upper bound on realistic instances of 100-10,000 executors on 10-500 hosts in racks.",
-    paper=PAPER,
-)
 def run(options: BenchOptions) -> None:
     extra = options.extra
     names = _names(extra.get("instances"), QUICK_INSTANCES if options.quick else INSTANCES)

@@ -79,9 +79,28 @@ class TrafficBound:
         return fields
 
 
-def traffic_bound(problem: Problem, budget: Budget = UNLIMITED) -> TrafficBound:
-    """The smaller of the two bounds of the module docstring, within ``budget``."""
+def estimated_pairs(problem: Problem) -> int:
+    """How many communicating executor pairs the topology has, without listing them."""
+    topology = problem.topology
+    if topology.pair_traffic:
+        return len(topology.pair_traffic)
+    sizes = {c.id: c.parallelism for c in topology.components}
+    return sum(sizes.get(e.source, 0) * sizes.get(e.target, 0) for e in topology.merged_edges)
+
+
+def traffic_bound(
+    problem: Problem, budget: Budget = UNLIMITED, max_pairs: int | None = None
+) -> TrafficBound:
+    """The smaller of the two bounds of the module docstring, within ``budget``; no bound
+    (``value`` ``None``, with the reason) above ``max_pairs`` communicating pairs or when the
+    budget ends first."""
     started = time.perf_counter()
+    if max_pairs is not None and (count := estimated_pairs(problem)) > max_pairs:
+        return TrafficBound(
+            None, "none", f"{count} communicating pairs, more than the {max_pairs} bounded here"
+        )
+    if budget.expired():
+        return TrafficBound(None, "none", "no time left in the budget")
     pairs = _undirected_pairs(problem)
     if not pairs:
         return TrafficBound(0.0, "no traffic", seconds=time.perf_counter() - started)

@@ -55,6 +55,9 @@ ROUND_MARGIN_SHARE = 0.25
 """Share of the shim's timeout kept for the Thrift exchange and the shim's own work."""
 BOUND_SHARE = 0.5
 """of what is left of a topology's budget after planning, for its traffic bound (the gap)"""
+ROUND_BOUND_PAIRS = 20_000
+"""above this many communicating executor pairs a round reports no bound (listing the pairs
+alone would take longer than a round may; ``scheduler-py plan`` bounds any size)"""
 DEFAULT_ROUND_BUDGET_SECS = 1.5
 """When the shim does not send its timeout: 75 % of Storm's default 2 s."""
 
@@ -295,7 +298,7 @@ def _place(
             record_map[eid] = (slot.node, slot.port)
             storm_map[f"{start}-{end}"] = (slot.node, slot.port)
     evaluation = evaluate(problem, placement)
-    bound = traffic_bound(problem, budget.share(BOUND_SHARE))
+    bound = traffic_bound(problem, budget.share(BOUND_SHARE), ROUND_BOUND_PAIRS)
     gap = bound.gap(evaluation.imc_gain)
     against_bound = (
         f" (gap ≤ {gap:.0%} to the bound {bound.value:.3g})"
