@@ -12,6 +12,10 @@ controls, staging (``staging.py``) and the measured-gain follow-up (``measured_g
 one reconfiguration is carried out by ``execution.py`` (deactivate, observed drain,
 ``rebalance`` with wait 0, activate) and a restarted brain finishes unfinished ones with
 ``recovery.py``.
+
+At ~500 lines it is one class on purpose: the trigger loop, the operator calls and the
+follow-up share one lock and one per-topology state (reference, cooldown, back-off, open
+entry); splitting them would spread that state over several modules that each lock it.
 """
 
 from __future__ import annotations
