@@ -276,9 +276,8 @@ def _measure(
     try:
         topology_id = jvm_topologies.submit(topology.jvm_kind, name, conf, env=cluster.env)
         result["topology_id"] = topology_id
-        result["ready_s"] = _wait_acking(cluster, name, settings["ready_timeout"]) + (
-            time.monotonic() - submitted
-        )
+        _wait_acking(cluster, name, settings["ready_timeout"])
+        result["ready_s"] = time.monotonic() - submitted
         time.sleep(settings["warmup"])
         counters = _Counters(cluster)
         start = _aligned(cluster, name)
