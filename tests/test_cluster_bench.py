@@ -231,3 +231,31 @@ def test_cpu_target() -> None:
 
 def test_run_key_group() -> None:
     assert RunKey(1, "star", "default", False).group == ("star", "default", False)
+
+
+def test_tables_targets_and_plot(tmp_path: Path, capsys) -> None:
+    from scheduler_py.bench import report
+    from scheduler_py.bench.cluster import _draw, _tables, _targets
+
+    rows = summarise(
+        [
+            run("default", 100, 50, 3),
+            run("ras-default", 110, 40, 2),
+            run("brain:tdls", 150, 30, 1),
+            run("brain:tdls", 160, 35, 1),
+            run("default", 90, 60, 3, loadaware=False),
+        ]
+    )
+    settings = {"topologies": ["linear"], "loadaware": [True, False]}
+    _tables(rows, settings, emulated=True)
+    targets = _targets(rows, settings, emulated=True, quick=True, elapsed=600.0)
+    out = capsys.readouterr().out
+    assert "linear (network) on the emulated hosts" in out
+    assert "1.55×" in out  # brain:tdls median 155 / default 100
+    assert "[PASS] linear LA on" in out and "[n/a ] linear LA off" in out
+    assert "[PASS] bench cluster --quick < 20 min: 10.0 min" in out
+    assert [t["passed"] for t in targets] == [True, None, True]
+    _targets(rows, settings, emulated=False, quick=False, elapsed=600.0)
+    assert "[PASS]" not in capsys.readouterr().out.split("targets")[1].split("--quick")[0]
+    png = report.plot(tmp_path / "cluster.png", lambda axes: _draw(axes, rows, ["linear"]))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
