@@ -259,3 +259,26 @@ def test_tables_targets_and_plot(tmp_path: Path, capsys) -> None:
     assert "[PASS]" not in capsys.readouterr().out.split("targets")[1].split("--quick")[0]
     png = report.plot(tmp_path / "cluster.png", lambda axes: _draw(axes, rows, ["linear"]))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_monitor_inter_host_bytes() -> None:
+    from scheduler_py.bench.cluster_runs import host_of_task, monitor_inter_host_bytes
+    from scheduler_py.monitoring.records import TrafficSample, WindowRecord
+
+    hosts = host_of_task([(1, 2, "a"), (3, 3, "b"), (4, 4, "a")])
+    assert hosts == {1: "a", 2: "a", 3: "b", 4: "a"}
+
+    def window(port: int, start: int, traffic: list[tuple[int, int, float]]) -> WindowRecord:
+        samples = tuple(TrafficSample(s, d, "default", 1.0, b) for s, d, b in traffic)
+        return WindowRecord("t", "s1", "a", port, 1, start, start + 10_000, 0, 0, (), samples)
+
+    records = [
+        window(1, 0, [(1, 3, 100.0), (1, 2, 999.0)]),  # 100 cross hosts, 999 stays on a
+        window(1, 10_000, [(1, 3, 300.0)]),
+        window(2, 10_000, [(3, 4, 50.0)]),  # another worker: 50 B in its one window
+        window(1, 20_000, [(1, 3, 7777.0)]),  # ends after the interval: ignored
+    ]
+    total, used = monitor_inter_host_bytes(records, hosts, 0, 20_000)
+    # worker 1: 400 B over 20 s -> 400 over the 20 s interval; worker 2: 5 B/s -> 100 B
+    assert used == 3 and total == pytest.approx(500.0)
+    assert monitor_inter_host_bytes(records, hosts, 30_000, 40_000) == (None, 0)

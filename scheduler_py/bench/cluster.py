@@ -62,6 +62,8 @@ from scheduler_py.bench.cluster_runs import (
     brain_plan,
     cluster_starts,
     cpu_target,
+    host_of_task,
+    monitor_inter_host_bytes,
     network_target,
     parse_bool_list,
     predicted_traffic,
@@ -217,7 +219,7 @@ class _Counters:
             "inter_host_bytes": None,
             "inter_rack_bytes": None,
             "inter_host_bytes_note": "loopback cluster: no per-host network counters "
-            "(emulated hosts unavailable)",
+            "(emulated hosts unavailable; --set monitor=yes counts the worker monitor's bytes)",
             "host_cpu_cores": cores,
         }
 
@@ -282,10 +284,12 @@ def _measure(
         counters = _Counters(cluster)
         start = _aligned(cluster, name)
         counters.begin()
+        start_ms = int(time.time() * 1000)
         histograms_start = read_histograms(latency_dir)
         time.sleep(settings["interval"])
         end = _aligned(cluster, name)
         measured = counters.end()
+        end_ms = int(time.time() * 1000)
         histograms_end = read_histograms(latency_dir)
         runs = cluster.nimbus.executor_runs(name)
         state = cluster.nimbus.topology_state(name)
@@ -307,6 +311,8 @@ def _measure(
                 **measured,
             }
         )
+        if settings["monitor"]:
+            result.update(_monitor_bytes(cluster, topology_id, runs, start_ms, end_ms))
         if spec.brain:
             plan = brain_plan(cluster.directory / "logs" / "brain-plans.jsonl", topology_id)
             result.update(predicted_traffic(plan, span))
@@ -319,6 +325,37 @@ def _measure(
             result.setdefault("error", f"kill failed: {error}")
     result["load_average"] = os.getloadavg()[0]
     return result
+
+
+def _monitor_bytes(
+    cluster: _BenchCluster, topology_id: str, runs: Sequence[Any], start_ms: int, end_ms: int
+) -> dict[str, Any]:
+    """Inter-host bytes the worker monitor counted over the interval (its window records in
+    ZooKeeper); on the loopback cluster they stand in for the veth counters."""
+    from scheduler_py.monitoring.records import CorruptRecord, parse_window
+    from scheduler_py.monitoring.zk import MonitorStore, close_quietly, connect
+
+    client = connect(f"{cluster.env['STORM_ZK_HOST']}:{cluster.env['STORM_ZK_PORT']}")
+    try:
+        windows = MonitorStore(client).load_windows(topology_id)
+    finally:
+        close_quietly(client)
+    records = []
+    for window in windows:
+        try:
+            records.append(parse_window(window.data))
+        except CorruptRecord:
+            continue
+    hosts = host_of_task((r.task_start, r.task_end, r.host) for r in runs)
+    total, used = monitor_inter_host_bytes(records, hosts, start_ms, end_ms)
+    found: dict[str, Any] = {"inter_host_bytes_monitor": total, "monitor_windows": used}
+    if cluster.hosts is None and total is not None:
+        found["inter_host_bytes"] = total
+        found["inter_host_bytes_note"] = (
+            "loopback cluster: the worker monitor's window records (emit-time traffic between "
+            "tasks on different supervisors, bytes estimated from sampled tuple sizes)"
+        )
+    return found
 
 
 # --------------------------------------------------------------------------- the session

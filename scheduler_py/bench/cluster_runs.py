@@ -380,3 +380,43 @@ def cpu_target(
 
 def _ms(value: float | None) -> str:
     return "–" if value is None else f"{value:.1f} ms"
+
+
+# --------------------------------------------------------------------------- monitor's bytes
+
+
+def host_of_task(executors: Iterable[tuple[int, int, str]]) -> dict[int, str]:
+    """task -> host from ``(task_start, task_end, host)`` of every executor."""
+    return {task: host for start, end, host in executors for task in range(start, end + 1)}
+
+
+def monitor_inter_host_bytes(
+    records: Iterable[Any], hosts: Mapping[int, str], start_ms: int, end_ms: int
+) -> tuple[float | None, int]:
+    """Bytes between tasks on different hosts over ``[start_ms, end_ms]``, from the worker
+    monitor's window records (``scheduler_py/monitoring/records.py``: ``traffic`` counted
+    at emit time, bytes estimated from sampled tuple sizes). Only windows wholly inside the
+    interval count; each worker's rate (its bytes / its windows' length) is scaled to the
+    interval, and the workers' sums added. Returns (bytes or ``None`` without a window,
+    windows used)."""
+    per_worker: dict[tuple[str, int], list[float]] = {}
+    used = 0
+    for record in records:
+        if record.window_start_ms < start_ms or record.window_end_ms > end_ms:
+            continue
+        crossing = sum(
+            sample.bytes
+            for sample in record.traffic
+            if sample.src in hosts
+            and sample.dst in hosts
+            and hosts[sample.src] != hosts[sample.dst]
+        )
+        seconds = (record.window_end_ms - record.window_start_ms) / 1000
+        totals = per_worker.setdefault((record.supervisor_id, record.port), [0.0, 0.0])
+        totals[0] += crossing
+        totals[1] += seconds
+        used += 1
+    if not used:
+        return None, 0
+    span = (end_ms - start_ms) / 1000
+    return sum(b / s * span for b, s in per_worker.values() if s > 0), used
