@@ -7,7 +7,6 @@ field names the issue fixes.
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -219,17 +218,9 @@ def parse_bool_list(text: str) -> list[bool]:
 def brain_plan(plan_log: Path, topology_id: str) -> dict[str, Any] | None:
     """The brain's last PLACE entry for ``topology_id`` in its plan log (``serve
     --plan-log``, one JSON object per line; ``scheduler_py/scheduling/round.py``)."""
-    if not plan_log.is_file():
-        return None
-    found = None
-    for text in plan_log.read_text(encoding="utf-8").splitlines():
-        try:
-            entry = json.loads(text)
-        except ValueError:
-            continue
-        if entry.get("topology_id") == topology_id and entry.get("decision") == "PLACE":
-            found = entry
-    return found
+    from scheduler_py.devtools.placement_table import latest_plan
+
+    return latest_plan(plan_log, topology_id, decision="PLACE")
 
 
 def predicted_traffic(entry: Mapping[str, Any] | None, span_s: float | None) -> dict[str, Any]:
