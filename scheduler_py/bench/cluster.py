@@ -18,7 +18,7 @@ worker monitor and the aggregation are off for every class (the same data path f
 Emulated hosts (issue 13 item 1): ``EMU_HOSTS``, ``EMU_RACKS``, ``EMU_HOST_CPU``,
 ``EMU_HOST_MBIT``, ``EMU_INTERRACK_MBIT`` (environment or ``--set emu_hosts=6`` …; defaults
 6 hosts, 2 racks, 0.3 core: the issue's setting) go to cluster-up. When it writes
-``run/emulated-hosts.json`` (:mod:`scheduler_py.devtools.emulated_hosts`), inter-host bytes
+``run/emulated-hosts.json`` (:mod:`scheduler_py.devtools.host_counters`), inter-host bytes
 come from the hosts' veth counters and CPU per host from their cgroups. Otherwise (or with
 ``--set emulation=no``) the benchmark runs on the loopback cluster and says so loudly:
 inter-host bytes are then ``null`` with the reason, and CPU per host is the CPU time of each
@@ -83,7 +83,7 @@ from scheduler_py.bench.monitor_overhead import (
 )
 from scheduler_py.bench.registry import BenchOptions, benchmark
 from scheduler_py.bench.report import Table, fmt, ratio
-from scheduler_py.devtools import emulated_hosts
+from scheduler_py.devtools import host_counters
 
 NAME = "cluster"
 PAPER = "issue 13: emulated multi-host cluster vs Storm's DefaultScheduler and RAS"
@@ -134,13 +134,13 @@ class _BenchCluster(_Cluster):
             self.env["STORM_SUPERVISORS"] = supervisors
         self.spec = spec
         self.spouts: tuple[str, ...] = ()
-        self.hosts: emulated_hosts.EmulatedHosts | None = None
+        self.hosts: host_counters.EmulatedHosts | None = None
 
     def up(self) -> None:
         super().up()
         self.nimbus.timeout_ms = NIMBUS_TIMEOUT_MS
-        path = emulated_hosts.path_in(self.directory)
-        self.hosts = emulated_hosts.load(path) if path.is_file() else None
+        path = host_counters.path_in(self.directory)
+        self.hosts = host_counters.load(path) if path.is_file() else None
 
     def spout_counts(self, name: str) -> dict[str, int]:
         return {
@@ -189,7 +189,7 @@ class _Counters:
     def __init__(self, cluster: _BenchCluster) -> None:
         self.cluster = cluster
         self.reader = (
-            emulated_hosts.CounterReader(cluster.hosts) if cluster.hosts is not None else None
+            host_counters.CounterReader(cluster.hosts) if cluster.hosts is not None else None
         )
         self.start: Any = None
         self.started_at = 0.0
@@ -371,7 +371,7 @@ class _Session:
         self.cluster: _BenchCluster | None = None
         self.cluster_class: str | None = None
         self.start_seconds: list[float] = []
-        self.hosts: emulated_hosts.EmulatedHosts | None = None
+        self.hosts: host_counters.EmulatedHosts | None = None
 
     def emu_env(self) -> dict[str, str] | None:
         if self.emulation == "no":

@@ -19,9 +19,14 @@ The file (written by ``deploy/cluster-up.sh``) has this shape::
 
 Counters: ``/sys/class/net/<veth_root>/statistics/{rx,tx}_bytes`` of the root-namespace end
 of a host's veth pair (``rx`` there = bytes the host *sent*, ``tx`` = bytes delivered to it);
-a host's cgroup directory has ``cpuacct.usage`` (v1, nanoseconds, the ``cpu,cpuacct``
-hierarchy) or ``cpu.stat``'s ``usage_usec`` (v2). A relative ``cgroup`` is resolved under
-the hierarchy's mount point; an absolute one is used as it is.
+a host's CPU time is ``cpuacct.usage`` (v1, nanoseconds: in its cgroup directory on a
+combined ``cpu,cpuacct`` mount, in the ``cpuacct`` twin of its ``cpu`` directory where the
+hierarchies are mounted apart, as on this project's machines) or ``cpu.stat``'s
+``usage_usec`` (v2). A relative ``cgroup`` is resolved under the mount point.
+
+``scheduler_py/devtools/emulated_hosts.py`` (the emulation's own module, with a host's
+``traffic()``, ``cpu()`` and ``run()``) reads the same file; this module adds what a
+benchmark needs on top: one snapshot of every counter at once, differences, inter-rack bytes.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from typing import Any
 FILE_NAME = "emulated-hosts.json"
 SYS_NET = Path("/sys/class/net")
 CGROUP_ROOT = Path("/sys/fs/cgroup")
-V1_CPU_HIERARCHIES = ("cpu,cpuacct", "cpuacct,cpu", "cpuacct")
+V1_CPU_HIERARCHIES = ("cpu,cpuacct", "cpuacct,cpu", "cpuacct", "cpu")
 
 
 class EmulatedHostsError(ValueError):
@@ -238,14 +243,26 @@ class CounterReader:
         self.cgroup_root = cgroup_root
 
     def cgroup_dir(self, host: EmulatedHost) -> Path:
-        relative = host.cgroup.lstrip("/")
-        if host.cgroup.startswith("/") and Path(host.cgroup).is_dir():
-            return Path(host.cgroup)
+        """Where the host's CPU time is: for cgroup v2 its directory; for v1 the directory
+        holding ``cpuacct.usage`` — the same one on a combined ``cpu,cpuacct`` mount, the
+        ``cpuacct`` twin of a ``cpu`` path where the two hierarchies are mounted apart."""
+        if host.cgroup.startswith("/"):
+            given = Path(host.cgroup)
+            if self.hosts.cgroup_version == 2 or (given / "cpuacct.usage").is_file():
+                return given
+            parts = given.parts
+            if "cpu" in parts:
+                index = parts.index("cpu")
+                twin = Path(*parts[:index], "cpuacct", *parts[index + 1 :])
+                if twin.is_dir():
+                    return twin
+            return given
+        relative = host.cgroup
         if self.hosts.cgroup_version == 2:
             return self.cgroup_root / relative
         for hierarchy in V1_CPU_HIERARCHIES:
             candidate = self.cgroup_root / hierarchy / relative
-            if candidate.is_dir():
+            if (candidate / "cpuacct.usage").is_file():
                 return candidate
         return self.cgroup_root / V1_CPU_HIERARCHIES[0] / relative
 

@@ -1,5 +1,5 @@
 """Reading ``$CLUSTER_DIR/run/emulated-hosts.json`` and sampling the hosts' veth and cgroup
-counters (``scheduler_py/devtools/emulated_hosts.py``) against a fake sysfs/cgroup tree."""
+counters (``scheduler_py/devtools/host_counters.py``) against a fake sysfs/cgroup tree."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_py.devtools.emulated_hosts import (
+from scheduler_py.devtools.host_counters import (
     CounterReader,
     EmulatedHostsError,
     load,
@@ -142,3 +142,20 @@ def test_unreadable_counter_is_a_clear_error(tmp_path: Path) -> None:
     reader = CounterReader(parse(description()), sys_net=tmp_path, cgroup_root=tmp_path)
     with pytest.raises(EmulatedHostsError, match=r"emu-h1-r.*for h1.*cluster-status"):
         reader.snapshot()
+
+
+def test_v1_with_cpu_and_cpuacct_mounted_apart(tmp_path: Path) -> None:
+    """The emulation writes the host's ``cpu`` hierarchy directory; ``cpuacct.usage`` is in
+    the ``cpuacct`` twin (this machine mounts the two v1 hierarchies separately)."""
+    data = description(1)
+    data["hosts"] = data["hosts"][:1]
+    cpu_dir = tmp_path / "cgroup" / "cpu" / "emu" / "h1"
+    acct_dir = tmp_path / "cgroup" / "cpuacct" / "emu" / "h1"
+    cpu_dir.mkdir(parents=True)
+    acct_dir.mkdir(parents=True)
+    (cpu_dir / "cpu.stat").write_text("nr_periods 10\nnr_throttled 3\n")
+    (acct_dir / "cpuacct.usage").write_text("2500000000\n")
+    data["hosts"][0]["cgroup"] = str(cpu_dir)
+    reader = CounterReader(parse(data), sys_net=tmp_path, cgroup_root=tmp_path / "none")
+    assert reader.cgroup_dir(reader.hosts.hosts[0]) == acct_dir
+    assert reader.cpu_seconds(reader.hosts.hosts[0]) == pytest.approx(2.5)
