@@ -155,6 +155,8 @@ def test_predicted_bytes_only_from_measured_bytes() -> None:
     assert result["predicted_internode_traffic"] == 12.0
     assert "model units" in result["predicted_note"]
     assert predicted_traffic(None, 30.0)["predicted_note"] == "no brain plan"
+    collocated = {"summary": {"internode_traffic": 0.0, "costs": "declared (no aggregate)"}}
+    assert predicted_traffic(collocated, 30.0)["predicted_inter_host_bytes"] == 0.0
 
 
 def run(scheduler: str, throughput: float, p99: float, hosts: int, **extra) -> dict:

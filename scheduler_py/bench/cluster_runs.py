@@ -239,7 +239,10 @@ def predicted_traffic(entry: Mapping[str, Any] | None, span_s: float | None) -> 
         "predicted_workers": summary.get("workers_used"),
         "predicted_max_node_cpu": summary.get("max_node_load"),
     }
-    if traffic is not None and span_s and "bytes/s" in costs and costs.startswith("measured"):
+    if traffic is not None and float(traffic) == 0.0:
+        result["predicted_inter_host_bytes"] = 0.0
+        result["predicted_note"] = "no traffic between nodes in the plan (in any unit)"
+    elif traffic is not None and span_s and "bytes/s" in costs and costs.startswith("measured"):
         result["predicted_inter_host_bytes"] = float(traffic) * span_s
         result["predicted_note"] = "measured bytes/s × span"
     else:
