@@ -137,25 +137,39 @@ def test_brain_plan_takes_the_last_place_entry(tmp_path: Path) -> None:
     log.write_text("\n".join(json.dumps(e) for e in entries) + "\nnot json\n")
     assert brain_plan(log, "t-1")["summary"]["internode_traffic"] == 2.0
     assert brain_plan(log, "t-3") is None
+    with log.open("a") as out:
+        out.write(json.dumps({"topology_id": "t-3", "decision": "LEAVE_TO_STORM", "reason": "x"}))
+    left = brain_plan(log, "t-3")
+    assert left["decision"] == "LEAVE_TO_STORM"
+    result = predicted_traffic(left, 30.0)
+    assert result["brain_decision"] == "LEAVE_TO_STORM" and result["brain_reason"] == "x"
+    assert result["predicted_inter_host_bytes"] is None
     assert brain_plan(tmp_path / "missing.jsonl", "t-1") is None
 
 
 def test_predicted_bytes_only_from_measured_bytes() -> None:
     measured = {
+        "decision": "PLACE",
         "summary": {
             "internode_traffic": 1000.0,
             "costs": "measured (6 windows, 60 s, bytes/s)",
             "nodes_used": 2,
-        }
+        },
     }
     assert predicted_traffic(measured, 30.0)["predicted_inter_host_bytes"] == 30_000.0
-    declared = {"summary": {"internode_traffic": 12.0, "costs": "declared (no aggregate)"}}
+    declared = {
+        "decision": "PLACE",
+        "summary": {"internode_traffic": 12.0, "costs": "declared (no aggregate)"},
+    }
     result = predicted_traffic(declared, 30.0)
     assert result["predicted_inter_host_bytes"] is None
     assert result["predicted_internode_traffic"] == 12.0
     assert "model units" in result["predicted_note"]
     assert predicted_traffic(None, 30.0)["predicted_note"] == "no brain plan"
-    collocated = {"summary": {"internode_traffic": 0.0, "costs": "declared (no aggregate)"}}
+    collocated = {
+        "decision": "PLACE",
+        "summary": {"internode_traffic": 0.0, "costs": "declared (no aggregate)"},
+    }
     assert predicted_traffic(collocated, 30.0)["predicted_inter_host_bytes"] == 0.0
 
 
@@ -173,6 +187,14 @@ def run(scheduler: str, throughput: float, p99: float, hosts: int, **extra) -> d
         "inter_host_bytes": extra.pop("inter_host_bytes", None),
         **extra,
     }
+
+
+def test_declared_cpu_fits_six_emulated_hosts_of_a_third_core() -> None:
+    executors = {"linear": 8, "diamond": 12, "star": 10}
+    for label, count in executors.items():
+        for variant in (label, f"{label}-cpu"):
+            declared = topology_spec(variant).conf["bench.cpu.load"] * (count + 1)  # + acker
+            assert declared <= 6 * 30, variant
 
 
 def test_summary_rows_have_the_issue_fields() -> None:
@@ -195,6 +217,8 @@ def test_summary_rows_have_the_issue_fields() -> None:
     assert brain["runs"] == 1 and brain["failed_runs"] == 1
     assert brain["throughput_median"] == 200 and brain["predicted_inter_host_bytes"] == 5.0
     assert brain["inter_host_bytes_median"] is None
+    left = summarise([run("brain:td", 50, 9, 3, brain_decision="LEAVE_TO_STORM")])
+    assert left[0]["left_to_storm_runs"] == 1
 
 
 def test_network_target() -> None:

@@ -586,6 +586,8 @@ def _progress(index: int, total: int, run: Mapping[str, Any], began: float) -> N
     if run.get("error"):
         report.line(f"  {where}: FAILED {run['error'][:300]}")
         return
+    if run.get("brain_decision") not in (None, "PLACE"):
+        where += f" [LEFT TO STORM by the brain: {str(run.get('brain_reason'))[:200]}]"
     inter = run.get("inter_host_bytes")
     report.line(
         f"  {where}: {run['throughput']:,.0f} acked/s, p50 {fmt(run['p50_ms'], '.1f')} ms, "
@@ -613,6 +615,11 @@ def _tables(rows: Sequence[Mapping[str, Any]], settings: Mapping[str, Any], emul
             ],
         )  # fmt: skip
         for row in (r for r in rows if r["topology"] == topology):
+            if row["left_to_storm_runs"]:
+                table.notes.append(
+                    f"{row['scheduler']} (LA {'on' if row['loadaware'] else 'off'}): the brain "
+                    f"left {row['left_to_storm_runs']} run(s) to Storm (see runs[].brain_reason)"
+                )
             default = baseline(rows, topology, row["loadaware"], ["default"])
             ras = baseline(rows, topology, row["loadaware"], ["ras-default", "ras-generic"])
             spread, p99_spread = row["throughput_range"], row["p99_ms_range"]

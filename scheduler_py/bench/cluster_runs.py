@@ -102,9 +102,22 @@ SPOUTS: dict[str, tuple[str, ...]] = {
 }
 """Spout components of the JVM topologies (``topologies/README.md``, "JVM topologies")."""
 
-NETWORK_CONF: dict[str, object] = {"bench.payload.bytes": 8192, "bench.cpu.micros": 0}
+DECLARED_CPU = 10
+"""Declared CPU points (100 = a core) per executor, the same for every scheduler: the
+topologies' own 50 per spout and 20 per bolt add up to 230–330 points, more than the issue's
+6 emulated hosts × 0.3 core (180), and then RAS refuses the topology and the brain leaves it
+to Storm. At 10 the largest (Diamond, 12 executors and an acker) declares 130."""
+NETWORK_CONF: dict[str, object] = {
+    "bench.payload.bytes": 8192,
+    "bench.cpu.micros": 0,
+    "bench.cpu.load": DECLARED_CPU,
+}
 """Network-bound: 8 KiB per tuple, no CPU work (the bytes between hosts decide)."""
-CPU_CONF: dict[str, object] = {"bench.payload.bytes": 64, "bench.cpu.micros": 400}
+CPU_CONF: dict[str, object] = {
+    "bench.payload.bytes": 64,
+    "bench.cpu.micros": 400,
+    "bench.cpu.load": DECLARED_CPU,
+}
 """CPU-bound: small tuples, 0.4 ms of CPU per tuple in every component."""
 
 
@@ -129,7 +142,7 @@ def topology_spec(label: str) -> TopologySpec:
             "diamond-cpu, star-cpu or wordcount"
         )
     if base == "wordcount":
-        return TopologySpec(label, base, "cpu", {}, SPOUTS[base])
+        return TopologySpec(label, base, "cpu", {"bench.cpu.load": DECLARED_CPU}, SPOUTS[base])
     cpu = suffix == "cpu"
     return TopologySpec(
         label,
@@ -216,11 +229,14 @@ def parse_bool_list(text: str) -> list[bool]:
 
 
 def brain_plan(plan_log: Path, topology_id: str) -> dict[str, Any] | None:
-    """The brain's last PLACE entry for ``topology_id`` in its plan log (``serve
-    --plan-log``, one JSON object per line; ``scheduler_py/scheduling/round.py``)."""
+    """The brain's last decision for ``topology_id`` in its plan log (``serve --plan-log``,
+    one JSON object per line; ``scheduler_py/scheduling/round.py``): its PLACE entry when it
+    placed the topology, else its last word (``LEAVE_TO_STORM`` with the reason)."""
     from scheduler_py.devtools.placement_table import latest_plan
 
-    return latest_plan(plan_log, topology_id, decision="PLACE")
+    return latest_plan(plan_log, topology_id, decision="PLACE") or latest_plan(
+        plan_log, topology_id
+    )
 
 
 def predicted_traffic(entry: Mapping[str, Any] | None, span_s: float | None) -> dict[str, Any]:
@@ -228,11 +244,23 @@ def predicted_traffic(entry: Mapping[str, Any] | None, span_s: float | None) -> 
     ``span_s`` when the brain planned with measured bytes/s; otherwise bytes are ``None``
     and ``predicted_note`` says why (declared costs have no unit of bytes)."""
     if entry is None:
-        return {"predicted_inter_host_bytes": None, "predicted_note": "no brain plan"}
+        return {
+            "brain_decision": None,
+            "predicted_inter_host_bytes": None,
+            "predicted_note": "no brain plan",
+        }
+    if entry.get("decision") != "PLACE":
+        return {
+            "brain_decision": entry.get("decision"),
+            "brain_reason": entry.get("reason"),
+            "predicted_inter_host_bytes": None,
+            "predicted_note": f"the brain did not place it ({entry.get('decision')}): Storm did",
+        }
     summary = entry.get("summary") or {}
     traffic = summary.get("internode_traffic")
     costs = str(summary.get("costs", ""))
     result: dict[str, Any] = {
+        "brain_decision": "PLACE",
         "predicted_internode_traffic": traffic,
         "predicted_costs": costs,
         "predicted_nodes": summary.get("nodes_used"),
@@ -291,6 +319,9 @@ def summarise(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 ),
                 "hosts_median": median(r.get("hosts") for r in ok),
                 "failed_runs": len(members) - len(ok),
+                "left_to_storm_runs": sum(
+                    1 for r in ok if r.get("brain_decision") not in (None, "PLACE")
+                ),
                 "throughput_range": value_range(throughput),
                 "p99_ms_range": value_range(p99),
                 "p50_ms_median": median(r.get("p50_ms") for r in ok),
