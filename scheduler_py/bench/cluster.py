@@ -209,6 +209,7 @@ class _Counters:
                 "inter_host_bytes": delta.inter_host_bytes,
                 "inter_rack_bytes": delta.inter_rack_bytes,
                 "inter_host_bytes_note": "veth counters: bytes the hosts sent",
+                "counter_span_s": delta.at,
                 "host_cpu_cores": cores,
                 "host_sent_bytes": {n: s.sent_bytes for n, s in delta.hosts.items()},
             }
@@ -220,6 +221,7 @@ class _Counters:
             "inter_rack_bytes": None,
             "inter_host_bytes_note": "loopback cluster: no per-host network counters "
             "(emulated hosts unavailable; --set monitor=yes counts the worker monitor's bytes)",
+            "counter_span_s": span,
             "host_cpu_cores": cores,
         }
 
@@ -315,7 +317,8 @@ def _measure(
             result.update(_monitor_bytes(cluster, topology_id, runs, start_ms, end_ms))
         if spec.brain:
             plan = brain_plan(cluster.directory / "logs" / "brain-plans.jsonl", topology_id)
-            result.update(predicted_traffic(plan, span))
+            # over the span the counters measured, to compare with inter_host_bytes
+            result.update(predicted_traffic(plan, measured["counter_span_s"]))
     except Exception as error:  # one failed run must not lose the others' results
         result["error"] = f"{type(error).__name__}: {error}"
     finally:
