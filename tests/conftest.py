@@ -3,10 +3,22 @@
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from scheduler_py.devtools.zkserver import LocalZooKeeper, storm_home
+from scheduler_py.service.auth import SECRET_ENV, SECRET_FILE_ENV
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The operator secret (scheduler_py/service/auth.py) of every brain the tests start and of
+    every ``scheduler-py replan`` they run: a file of this test session, never the user's
+    ``~/.config``."""
+    os.environ.pop(SECRET_ENV, None)
+    secret_dir = Path(tempfile.mkdtemp(prefix="scheduler-py-secret-"))
+    os.environ[SECRET_FILE_ENV] = str(secret_dir / "operator.secret")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

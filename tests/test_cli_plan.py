@@ -52,6 +52,12 @@ def test_plan_writes_assignment_and_summary(tmp_path):
         assert key in document["summary"]
     assert document["summary"]["imc_gain"] == pytest.approx(6.25)
     assert "φ=6.25" in result.stderr and "nodes used=2" in result.stderr
+    # all 90 % of CPU fits one 100 % node: everything could be kept, even keeps half
+    assert document["summary"]["bound"] == pytest.approx(12.5)
+    assert document["summary"]["gap"] == pytest.approx(0.5)
+    assert document["topologies"]["t1"]["summary"]["gap"] == pytest.approx(0.5)
+    assert document["topologies"]["t1"]["summary"]["bound_method"]
+    assert "gap ≤ 50.0% of the bound 12.5" in result.stderr
 
 
 def test_plan_to_stdout_and_second_topology_sees_remaining_capacity():

@@ -15,7 +15,9 @@ from scheduler_py.reconfig.controller import Controller
 from scheduler_py.reconfig.history import History
 from scheduler_py.reconfig.trigger import TriggerConfig
 from scheduler_py.scheduling.round import RoundConfig
+from scheduler_py.service.auth import SECRET_ENV, ensure_secret
 from scheduler_py.service.server import BrainHandler, make_brain_server
+from scheduler_py.service.wire import wire
 from tests.snapshots import snapshot, supervisor, wordcount
 from tests.test_reconfig_controller import FakeNimbus, ScriptedLive
 
@@ -49,7 +51,7 @@ def brain(tmp_path):
         nimbus,
         live=ScriptedLive(),
     )
-    handler = BrainHandler(RoundConfig(), controller=controller)
+    handler = BrainHandler(RoundConfig(), controller=controller, operator_secret=ensure_secret())
     owners = {6700: "wc-1"}
     topo = wordcount(current=SPREAD, needs_scheduling=False)
     handler.schedule(snapshot([supervisor(f"s{i}", owners=owners) for i in (1, 2, 3)], [topo]))
@@ -125,3 +127,29 @@ def test_render_history_shows_declines_with_numbers():
     )
     assert "declined" in text and "inter-worker 10 -> 9.9" in text and "changed by 30%" in text
     assert render_history([]) == "no reconfiguration decisions recorded"
+
+
+def test_replan_without_the_operator_secret_is_refused_and_changes_nothing(
+    brain, capsys, monkeypatch, tmp_path
+):
+    address, nimbus, _ = brain
+    missing = tmp_path / "elsewhere" / "operator.secret"
+    with pytest.raises(SystemExit) as stop:
+        replan_main(["wc", "--algorithm", "td", "--brain", address, "--secret-file", str(missing)])
+    assert "no operator secret found" in str(stop.value) and str(missing) in str(stop.value)
+    monkeypatch.setenv(SECRET_ENV, "not-the-brains-secret")
+    with pytest.raises(SystemExit) as stop:
+        replan_main(["wc", "--algorithm", "td", "--brain", address])
+    assert stop.value.code == 1
+    err = capsys.readouterr().err
+    assert "needs the operator secret" in err and "found a different one" in err
+    assert nimbus.calls == []
+    # a dry run changes nothing and needs no secret
+    assert replan_main(["wc", "--algorithm", "td", "--dry-run", "--brain", address]) == 0
+
+
+def test_a_brain_without_a_secret_refuses_every_changing_call(capsys):
+    handler = BrainHandler(RoundConfig(), controller=object())  # type: ignore[arg-type]
+    with pytest.raises(wire().BrainError) as refused:
+        handler.replan("wc", "td", False, "anything")
+    assert "no operator secret configured" in refused.value.message

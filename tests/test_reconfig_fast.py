@@ -10,7 +10,7 @@ import pytest
 from scheduler_py.model.types import WorkerSlot
 from scheduler_py.reconfig import measured_gain
 from scheduler_py.reconfig.controller import Controller
-from scheduler_py.reconfig.execution import Steps, drain
+from scheduler_py.reconfig.execution import Steps, drain, old_workers_gone, spout_workers
 from scheduler_py.reconfig.history import History
 from scheduler_py.reconfig.staging import _apply, restart_limit, slot_groups, stage
 from scheduler_py.reconfig.trigger import TriggerConfig
@@ -275,3 +275,21 @@ def test_history_shows_the_measured_gain_and_the_stages():
     assert "2.4s" in text
     assert "measured inter-worker 75% → 10% (gain +65 points)" in text
     assert "stage 1 of up to 3 (the whole plan restarts 4 workers)" in text
+
+
+def test_early_resume_waits_only_for_old_workers_that_ran_a_spout():
+    # SPREAD runs the spout's two tasks (10, 11) on s1 and s2; td moves everything into one
+    # worker, so every old worker stops or restarts. A supervisor may learn that only at its own
+    # sync timer (a rebalance notifies the new assignment's supervisors): s3's old worker holds
+    # no spout, so the resume must not wait for it, but it must wait for s1's and s2's.
+    topo = wordcount(current=SPREAD, needs_scheduling=False)
+    proposal = propose(view_of(_cluster(topo)), "td", {})
+    assert spout_workers(proposal) == {"s1:6700", "s2:6700"}
+    stale = {"s3:6700": _worker("s3:6700", 5, started=1)}
+    assert old_workers_gone(_steps(lambda topology_id: stale), proposal, 0.5, FAST)
+
+    with_spout = stale | {"s2:6700": _worker("s2:6700", 5, started=1)}
+    assert not old_workers_gone(_steps(lambda topology_id: with_spout), proposal, 0.5, FAST)
+
+    restarted = stale | {"s2:6700": _worker("s2:6700", 5, started=10_000)}
+    assert old_workers_gone(_steps(lambda topology_id: restarted), proposal, 0.5, FAST)

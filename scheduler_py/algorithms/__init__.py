@@ -9,7 +9,8 @@
 * ``pipeline/`` — paper 004, pipeline scheduling: ``pipeline``
   (``docs/algorithms/004-pipeline.md``);
 * ``baselines/`` — Storm's EvenScheduler ``even``, METIS ``metis``, Aniello et al.'s
-  ``online``, the exact ``optimal`` (``docs/algorithms/baselines.md``).
+  ``online``, the exact ``optimal`` (``docs/algorithms/baselines.md``);
+* ``portfolio`` — ``auto``: the others within one budget, the best plan kept (ours).
 
 An algorithm becomes selectable everywhere by adding its module to :data:`MODULES`.
 """
@@ -31,6 +32,7 @@ MODULES = (
     "baselines.metis",
     "baselines.online",
     "baselines.optimal",
+    "portfolio",
 )
 """Every module that registers an algorithm, in listing order."""
 

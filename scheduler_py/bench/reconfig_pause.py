@@ -366,11 +366,15 @@ def _reconfigure(
     cluster: _ReconfigCluster, name: str, algorithm: str, timeout: float
 ) -> tuple[str, dict[str, Any] | None, dict[str, Any] | None, float]:
     """Replan ``name`` with ``algorithm`` and follow it: (outcome, entry, report, wall s)."""
+    from scheduler_py.service.auth import load_secret
     from scheduler_py.service.wire import wire
 
     started = time.monotonic()
+    secret = load_secret()  # the file the cluster's brain created (service/auth.py)
     try:
-        plan = json.loads(cluster.brain_call("replan", name, algorithm, False))
+        plan = json.loads(
+            cluster.brain_call("replan", name, algorithm, False, secret.value if secret else "")
+        )
     except wire().BrainError as error:
         return f"refused: {error.message}", None, None, time.monotonic() - started
     entry_id = plan.get("reconfiguration_id")

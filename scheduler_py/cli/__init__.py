@@ -48,12 +48,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from scheduler_py.cli.operator import build_controller
 
     controller = build_controller(args, config)
+    secret = None
+    if controller is not None:
+        from scheduler_py.service.auth import SecretError, ensure_secret
+
+        try:
+            secret = ensure_secret(args.secret_file)
+        except SecretError as error:
+            raise SystemExit(f"scheduler-py serve: {error}") from None
     serve(
         args.host,
         args.port,
         config,
         Path(args.plan_log) if args.plan_log else None,
         controller,
+        secret,
     )
     return 0
 
@@ -70,7 +79,10 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from scheduler_py.model.io_json import load_document, result_to_json
+    from scheduler_py.model.bound import traffic_bound
+    from scheduler_py.model.budget import Budget
+    from scheduler_py.model.io_json import load_document, nodes_from_json, result_to_json
+    from scheduler_py.model.types import Problem
     from scheduler_py.scheduling.documents import plan_document
 
     text = sys.stdin.read() if args.input == "-" else Path(args.input).read_text()
@@ -83,21 +95,36 @@ def cmd_plan(args: argparse.Namespace) -> int:
     for ev in evaluations:
         for node, load in ev.node_cpu.items():
             cluster_load[node] = cluster_load.get(node, 0.0) + load
+    nodes = nodes_from_json(document["nodes"])
+    budget = Budget.of(args.bound_secs)
+    bounds = {t.id: traffic_bound(Problem(nodes, t), budget) for t, _, _ in planned}
+    imc = sum(ev.imc_gain for ev in evaluations)
+    values = [b.value for b in bounds.values()]
+    bound = None if None in values else sum(v for v in values if v is not None)
     summary = {
-        "imc_gain": sum(ev.imc_gain for ev in evaluations),
+        "imc_gain": imc,
+        "bound": bound,
+        "gap": None if bound is None else (0.0 if bound <= 0 else max(0.0, 1 - imc / bound)),
         "internode_traffic": sum(ev.internode_traffic for ev in evaluations),
         "max_node_load": max(cluster_load.values(), default=0.0),
         "nodes_used": len({n for _, p, _ in planned for n in p.nodes_used}),
         "seconds": seconds,
     }
-    result = result_to_json(args.algorithm, planned, summary)
+    extra = {t.id: bounds[t.id].summary(ev.imc_gain) for t, _, ev in planned}
+    result = result_to_json(args.algorithm, planned, summary, extra)
     text_out = json.dumps(result, indent=2, sort_keys=False)
     if args.output:
         Path(args.output).write_text(text_out + "\n")
     else:
         print(text_out)
+    gap = summary["gap"]
+    gap_text = (
+        f"gap ≤ {gap:.1%} of the bound {bound:.4g}"
+        if gap is not None and bound is not None
+        else "gap: no bound (" + "; ".join(b.reason for b in bounds.values() if b.reason) + ")"
+    )
     print(
-        f"{args.algorithm}: φ={summary['imc_gain']:.4g} "
+        f"{args.algorithm}: φ={imc:.4g} ({gap_text}) "
         f"inter-node traffic={summary['internode_traffic']:.4g} "
         f"max node load={summary['max_node_load']:.1f}% "
         f"nodes used={summary['nodes_used']} time={seconds * 1000:.1f} ms",
@@ -197,6 +224,12 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--algorithm", "-a", required=True)
     plan.add_argument("--input", "-i", required=True, help="problem JSON file, or - for stdin")
     plan.add_argument("--output", "-o", help="placement JSON file (default: stdout)")
+    plan.add_argument(
+        "--bound-secs",
+        type=float,
+        default=10.0,
+        help="time for the upper bound on kept traffic behind `gap` (default 10)",
+    )
     plan.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     plan.set_defaults(func=cmd_plan)
 

@@ -10,8 +10,10 @@ controller and the history)::
     scheduler-py history wordcount                     # every decision, taken or declined
 
 The brain's address is ``--brain HOST:PORT``, else ``$SCHEDULER_BRAIN``, else
-``127.0.0.1:9627``. Exit status: 0 done (or nothing to do), 1 the brain refused or the
-reconfiguration did not complete, 2 usage.
+``127.0.0.1:9627``. A ``replan`` that applies a plan carries the operator secret
+(``scheduler_py/service/auth.py``: ``$SCHEDULER_PY_SECRET``, ``--secret-file``, or the file
+the brain created at its first start). Exit status: 0 done (or nothing to do), 1 the brain
+refused or the reconfiguration did not complete, 2 usage.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 
 from scheduler_py.config import parse_key_values
 from scheduler_py.reconfig.history import TERMINAL
+from scheduler_py.service.auth import SECRET_ENV, SecretError, load_secret, secret_file
 from scheduler_py.service.client import DEFAULT_BRAIN, brain_client
 from scheduler_py.service.wire import wire
 
@@ -51,6 +54,12 @@ def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="trigger/drain setting, e.g. change.threshold=0.3 or enabled=false (see the "
         "README, 'Adaptive re-scheduling'); topologies override with scheduler.reconfig.KEY",
+    )
+    group.add_argument(
+        "--secret-file",
+        help="the operator secret that `replan` must send (created, mode 0600, when missing; "
+        f"default ${SECRET_ENV}, else $SCHEDULER_PY_SECRET_FILE, else "
+        "~/.config/scheduler-py/operator.secret)",
     )
     group.add_argument(
         "--reconfig-check-secs",
@@ -202,9 +211,17 @@ def replan_main(argv: list[str]) -> int:
         "--no-wait", action="store_true", help="return once the reconfiguration has started"
     )
     parser.add_argument("--timeout", type=float, default=600, help="seconds to follow it")
+    parser.add_argument(
+        "--secret-file",
+        help=f"the operator secret (default ${SECRET_ENV}, else $SCHEDULER_PY_SECRET_FILE, else "
+        "the file the brain created: ~/.config/scheduler-py/operator.secret)",
+    )
     _common(parser)
     args = parser.parse_args(argv)
-    report = json.loads(_call(args.brain, "replan", args.topology, args.algorithm, args.dry_run))
+    secret = "" if args.dry_run else _operator_secret(args.secret_file)
+    report = json.loads(
+        _call(args.brain, "replan", args.topology, args.algorithm, args.dry_run, secret)
+    )
     print(json.dumps(report, indent=2) if args.json else render_report(report))
     entry_id = report.get("reconfiguration_id")
     if args.dry_run or not entry_id:
@@ -215,6 +232,21 @@ def replan_main(argv: list[str]) -> int:
     if args.no_wait:
         return 0
     return _follow(args, entry_id)
+
+
+def _operator_secret(explicit_file: str | None) -> str:
+    try:
+        secret = load_secret(explicit_file)
+    except SecretError as error:
+        raise SystemExit(f"scheduler-py replan: {error}") from None
+    if secret is None:
+        raise SystemExit(
+            f"scheduler-py replan: no operator secret found: expected ${SECRET_ENV} or the file "
+            f"{secret_file(explicit_file)}, which `scheduler-py serve` creates at its first start; "
+            "run this on the brain's host as the brain's user, or pass --secret-file PATH "
+            "(--dry-run needs none)"
+        )
+    return secret.value
 
 
 def _follow(args: argparse.Namespace, entry_id: str) -> int:

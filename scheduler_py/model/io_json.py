@@ -202,16 +202,22 @@ def result_to_json(
     algorithm: str,
     planned: Iterable[tuple[Topology, Placement, Evaluation]],
     summary: Mapping[str, Any],
+    extra: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The ``scheduler-py plan`` output document."""
+    """The ``scheduler-py plan`` output document; ``extra`` adds fields to a topology's
+    summary (its traffic bound and gap)."""
     planned = list(planned)
+    extra = extra or {}
     return {
         "algorithm": algorithm,
         "assignment": {t.id: assignment_to_json(t, p) for t, p, _ in planned},
         "workers": {t.id: workers_to_json(t, p) for t, p, _ in planned},
         "summary": _jsonable(summary),
         "topologies": {
-            t.id: {"summary": _jsonable(ev.summary()), "report": _jsonable(dict(p.report))}
+            t.id: {
+                "summary": _jsonable(ev.summary() | dict(extra.get(t.id, {}))),
+                "report": _jsonable(dict(p.report)),
+            }
             for t, p, ev in planned
         },
     }

@@ -23,9 +23,10 @@ Option B of ``docs/algorithms/000-topdown.md`` ("Reconfiguration"), made fast:
    when Nimbus's assignment shows it (or, when Nimbus cannot tell, a round's snapshot);
 4. **resume**: Nimbus ``activate``, always — also after a failure or a timeout. When every
    worker of the plan (re)starts (:func:`resumes_early`), as soon as the old worker
-   processes are gone (their live znodes); Storm's new workers hold their spouts until all
-   their connections are ready, so nothing is sent into a worker that is not up and the
-   multilang spouts start while the worker comes up. Otherwise once the restarted workers
+   processes that ran a spout are gone (their live znodes, :func:`old_workers_gone`);
+   Storm's new workers hold their spouts until all their connections are ready, so nothing
+   is sent into a worker that is not up and the multilang spouts start while the worker
+   comes up. Otherwise once the restarted workers
    publish live counters again (started after the deactivation). Either way the entry is
    completed once every worker of the plan publishes.
 
@@ -260,21 +261,42 @@ def resumes_early(proposal: Proposal) -> bool:
 
 
 def old_workers_gone(steps: Steps, proposal: Proposal, since: float, config: TriggerConfig) -> bool:
-    """Wait until no worker process of the old placement that the plan stops or restarts
-    still runs (its live znode is gone or belongs to a worker started after ``since``):
-    activating earlier would let an old spout emit tuples that die with its process."""
+    """Wait until no worker process of the old placement that ran a spout and that the plan
+    stops or restarts still runs (its live znode is gone or belongs to a worker started after
+    ``since``): activating earlier would let an old spout emit tuples that die with its
+    process.
+
+    Only spout workers matter: once Nimbus's assignment changed, no current worker sends to an
+    old one, so an old worker without a spout has nothing to process and nothing to emit.
+    Waiting for the others would cost up to Storm's supervisor sync period: on a
+    ``rebalance`` Nimbus notifies only the supervisors of the *new* assignment (storm-server
+    ``Nimbus.mkAssignments`` leaves the rebalanced topology out of the existing assignments),
+    so a supervisor that loses all of the topology's workers kills them when its own 10 s
+    ``SynchronizeAssignments`` timer fires (``Supervisor.launch``)."""
     if steps.live is None:
         return False
-    old = {f"{s.node}:{s.port}" for s in proposal.view.current_slots.values()}
     kept = proposal.workers() - proposal.restarting()
+    watched = spout_workers(proposal) - kept
     since_ms = int(since * 1000)
     deadline = steps.clock() + config.apply_timeout_secs
     while steps.clock() < deadline:
         current = steps.live(proposal.topology_id)
-        if all(k not in current or current[k].started_ms > since_ms for k in old - kept):
+        if all(k not in current or current[k].started_ms > since_ms for k in watched):
             return True
         steps.sleep(config.drain_poll_secs)
     return False
+
+
+def spout_workers(proposal: Proposal) -> set[str]:
+    """``supervisor:port`` of the old placement's workers that run a spout executor."""
+    topology = proposal.view.problem.topology
+    executors = topology.executor_by_id
+    components = topology.component_by_id
+    return {
+        f"{slot.node}:{slot.port}"
+        for eid, slot in proposal.view.current_slots.items()
+        if eid in executors and components[executors[eid].component].is_spout
+    }
 
 
 def wait_workers(

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler_py.config import keys
+from scheduler_py.model.bound import traffic_bound
 from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.cost import evaluate, violations
 from scheduler_py.model.errors import SchedulingError
@@ -52,6 +53,8 @@ KEEP_MODES = ("running", "running_if_fits", "never")
 
 ROUND_MARGIN_SHARE = 0.25
 """Share of the shim's timeout kept for the Thrift exchange and the shim's own work."""
+BOUND_SHARE = 0.5
+"""of what is left of a topology's budget after planning, for its traffic bound (the gap)"""
 DEFAULT_ROUND_BUDGET_SECS = 1.5
 """When the shim does not send its timeout: 75 % of Storm's default 2 s."""
 
@@ -292,18 +295,26 @@ def _place(
             record_map[eid] = (slot.node, slot.port)
             storm_map[f"{start}-{end}"] = (slot.node, slot.port)
     evaluation = evaluate(problem, placement)
+    bound = traffic_bound(problem, budget.share(BOUND_SHARE))
+    gap = bound.gap(evaluation.imc_gain)
+    against_bound = (
+        f" (gap ≤ {gap:.0%} to the bound {bound.value:.3g})"
+        if gap is not None and bound.value is not None
+        else ""
+    )
     reason = (
         f"placed by {outcome.algorithm} on {evaluation.nodes_used} node(s), {workers} "
         f"worker(s); collocated traffic {evaluation.imc_gain:.3g} of "
-        f"{evaluation.total_traffic:.3g}, max node CPU {evaluation.max_node_load:.0f}%; "
-        f"costs: {view.costs}"
+        f"{evaluation.total_traffic:.3g}{against_bound}, max node CPU "
+        f"{evaluation.max_node_load:.0f}%; costs: {view.costs}"
     )
     if outcome.note:
         reason = f"{outcome.note}; {reason}"
-    summary = evaluation.summary() | {
-        "seconds": placement.report.get("seconds", 0.0),
-        "costs": view.costs,
-    }
+    summary = (
+        evaluation.summary()
+        | bound.summary(evaluation.imc_gain)
+        | {"seconds": placement.report.get("seconds", 0.0), "costs": view.costs}
+    )
     if outcome.note:
         summary["budget_note"] = outcome.note
     return TopologyDecision(

@@ -162,9 +162,10 @@ service SchedulerBrain {
    * under the current costs. Returns a JSON report (proposed placement, predicted gain,
    * workers that would restart). Unless `dry_run`, the brain also starts the drain-out
    * reconfiguration and the report carries its `reconfiguration_id`; follow it with
-   * `history`.
+   * `history`. Unless `dry_run`, `secret` must be the operator secret
+   * (scheduler_py/service/auth.py); a wrong or missing one is refused with a BrainError.
    */
-  string replan(1: string topology, 2: string algorithm, 3: bool dry_run)
+  string replan(1: string topology, 2: string algorithm, 3: bool dry_run, 4: string secret)
     throws (1: BrainError error),
 
   /** Operator control (`scheduler-py history`): the topology's reconfiguration history, a JSON array. */

@@ -6,7 +6,8 @@ to_reply`. The reconfiguration controller, when one runs, is reached only throug
 :class:`~scheduler_py.scheduling.interfaces.ReconfigurationPort`. Framed transport + binary
 protocol, like the shim. Every reply is also appended to a JSON
 lines *plan log* (one object per topology decision) so operators and ``make demo`` can see
-what the brain planned; the log is the only state the service writes.
+what the brain planned; the log is the only state the service writes. A ``replan`` that
+changes a topology must carry the operator secret (``scheduler_py/service/auth.py``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from scheduler_py import __version__
 from scheduler_py.scheduling.interfaces import OperatorError, ReconfigurationPort
 from scheduler_py.scheduling.round import KEEP, PLACE, RoundConfig, TopologyDecision, plan_round
 from scheduler_py.scheduling.state import ClusterState
+from scheduler_py.service.auth import SECRET_ENV, OperatorSecret
 from scheduler_py.service.snapshot import to_reply, to_state
 from scheduler_py.service.wire import wire
 
@@ -46,10 +48,13 @@ class BrainHandler:
         config: RoundConfig,
         plan_log: Path | None = None,
         controller: ReconfigurationPort | None = None,
+        operator_secret: OperatorSecret | None = None,
     ) -> None:
         self.config = config
         self.plan_log = plan_log
         self.controller = controller
+        self.operator_secret = operator_secret
+        """what a changing call must carry; ``None``: every changing call is refused"""
         self._lock = threading.Lock()
         self.last_records: dict[str, TopologyDecision] = {}
 
@@ -72,8 +77,10 @@ class BrainHandler:
             self.controller.observe_round(state, decisions)
         return reply
 
-    def replan(self, topology: str, algorithm: str, dry_run: bool) -> str:
+    def replan(self, topology: str, algorithm: str, dry_run: bool, secret: str = "") -> str:
         controller = self._controller()
+        if not dry_run:
+            self._authorise(f"replan {topology}", secret)
         try:
             report = controller.replan(topology, algorithm or "", bool(dry_run))
         except OperatorError as error:
@@ -89,6 +96,23 @@ class BrainHandler:
             return json.dumps(controller.history_of(topology), sort_keys=True, default=str)
         except OperatorError as error:
             raise wire().BrainError(str(error)) from error
+
+    def _authorise(self, call: str, secret: str | None) -> None:
+        expected = self.operator_secret
+        if expected is not None and expected.admits(secret):
+            return
+        found = "none" if not secret else "a different one"
+        log.warning("refused `%s`: wrong or missing operator secret (found %s)", call, found)
+        if expected is None:
+            raise wire().BrainError(
+                f"`{call}` changes a running topology and this brain has no operator secret "
+                "configured, so it refuses every such call (start it with `scheduler-py serve`)"
+            )
+        raise wire().BrainError(
+            f"`{call}` changes a running topology and needs the operator secret: expected the "
+            f"one in {expected.source} (or ${SECRET_ENV}), found {found}; run it on the "
+            "brain's host as the brain's user, or pass --secret-file PATH"
+        )
 
     def _controller(self) -> ReconfigurationPort:
         if self.controller is None:
@@ -205,9 +229,10 @@ def serve(
     config: RoundConfig | None = None,
     plan_log: Path | None = None,
     controller: ReconfigurationPort | None = None,
+    operator_secret: OperatorSecret | None = None,
 ) -> None:
     """Serve forever (until SIGTERM/SIGINT)."""
-    handler = BrainHandler(config or RoundConfig(), plan_log, controller)
+    handler = BrainHandler(config or RoundConfig(), plan_log, controller, operator_secret)
     server = make_brain_server(handler, host, port)
     log.info(
         "scheduler-py brain %s listening on %s:%d (default algorithm %s)",
@@ -222,6 +247,11 @@ def serve(
     if controller is not None:
         controller.start()
         log.info("reconfiguration controller on (%s)", controller.describe())
+        if operator_secret is not None:
+            log.info(
+                "operator calls that change a topology need the secret in %s",
+                operator_secret.source,
+            )
     try:
         server.serve()
     finally:

@@ -53,7 +53,7 @@ final class TestBrainServer implements AutoCloseable {
             }
 
             @Override
-            public String replan(String topology, String algorithm, boolean dryRun) throws BrainError {
+            public String replan(String topology, String algorithm, boolean dryRun, String secret) throws BrainError {
                 throw new BrainError("the test brain has no reconfiguration controller");
             }
 

@@ -1,0 +1,70 @@
+"""``auto`` (scheduler_py/algorithms/portfolio.py): the best plan of the candidates under the
+cost model, never less on-node traffic than td, failures recorded and skipped, ties to fewer
+moves."""
+
+from __future__ import annotations
+
+import pytest
+
+from scheduler_py.algorithms import registry
+from scheduler_py.bench.generators import section73_instance
+from scheduler_py.model.budget import Budget
+from scheduler_py.model.cost import imc_gain
+from scheduler_py.model.errors import SchedulingError
+from scheduler_py.model.types import Component, Node, Placement, Problem, Topology
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_auto_keeps_at_least_what_td_keeps(seed):
+    problem = section73_instance(seed)
+    chosen = registry.run("auto", problem, budget=Budget.of(30))
+    kept = imc_gain(problem.topology, chosen.node_of)
+    for name in ("td", "tdls", "rstorm", "even"):
+        assert kept + 1e-9 >= imc_gain(problem.topology, registry.run(name, problem).node_of)
+    report = chosen.report
+    assert report["chosen"] in report["candidates"] and chosen.algorithm == "auto"
+    assert report["runner_up"]["algorithm"] != report["chosen"]
+    assert kept == pytest.approx(report["candidates"][report["chosen"]]["imc_gain"])
+
+
+def test_a_failing_candidate_is_recorded_and_skipped(monkeypatch):
+    def refuses(problem, *, budget):
+        raise SchedulingError("does not apply to this topology")
+
+    monkeypatch.setitem(
+        registry._REGISTRY,
+        "refuses",
+        registry.AlgorithmInfo("refuses", refuses, "test", "always refuses"),
+    )
+    problem = section73_instance(3)
+    chosen = registry.run("auto", problem, {"candidates": "refuses,td,even"})
+    assert chosen.report["candidates"]["refuses"] == {"skipped": "does not apply to this topology"}
+    assert chosen.report["chosen"] in ("td", "even")
+
+
+def test_unknown_candidates_are_refused_with_the_expected_names():
+    with pytest.raises(SchedulingError, match="expected names from: td, tdls"):
+        registry.run("auto", section73_instance(0), {"candidates": "td,nope"})
+    with pytest.raises(SchedulingError, match="other than auto"):
+        registry.run("auto", section73_instance(0), {"candidates": "auto"})
+
+
+def test_equal_traffic_goes_to_the_plan_that_moves_fewer_executors():
+    # no traffic at all: every plan keeps 0; the one leaving executors where they run wins
+    topology = Topology("t", (Component("a", 4, cpu=40, is_spout=True),), ())
+    nodes = (Node("n1", 100), Node("n2", 100))
+    current = Placement("t", {"a#0": "n2", "a#1": "n2", "a#2": "n1", "a#3": "n1"})
+    problem = Problem(nodes, topology, current)
+    chosen = registry.run("auto", problem, {"candidates": "even,td"})
+    moved = {
+        name: sum(
+            1 for e, n in registry.run(name, problem).node_of.items() if current.node_of[e] != n
+        )
+        for name in ("even", "td")
+    }
+    assert chosen.report["chosen"] == min(moved, key=lambda name: (moved[name], name != "even"))
+
+
+def test_auto_is_listed_with_its_parameters():
+    info = registry.get("auto")
+    assert set(info.params) == {"seconds", "candidates"}
