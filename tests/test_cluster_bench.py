@@ -308,3 +308,21 @@ def test_monitor_inter_host_bytes() -> None:
     # worker 1: 400 B over 20 s -> 400 over the 20 s interval; worker 2: 5 B/s -> 100 B
     assert used == 3 and total == pytest.approx(500.0)
     assert monitor_inter_host_bytes(records, hosts, 30_000, 40_000) == (None, 0)
+
+
+def test_with_scheduler_changes_only_that_line() -> None:
+    from scheduler_py.bench.cluster import with_scheduler
+
+    text = '# storm.scheduler: "x"\nstorm.scheduler: "old"\nscheduler.brain.port: 9627\n'
+    assert with_scheduler(text, RAS_SCHEDULER) == (
+        f'# storm.scheduler: "x"\nstorm.scheduler: "{RAS_SCHEDULER}"\nscheduler.brain.port: 9627\n'
+    )
+    with pytest.raises(RuntimeError, match=r"no storm\.scheduler line"):
+        with_scheduler("nimbus.seeds: []\n", RAS_SCHEDULER)
+
+
+def test_restart_setting() -> None:
+    assert _settings(BenchOptions())["restart"] == "nimbus"
+    assert _settings(BenchOptions(extra={"restart": "cluster"}))["restart"] == "cluster"
+    with pytest.raises(ValueError, match="restart expects"):
+        _settings(BenchOptions(extra={"restart": "never"}))

@@ -42,8 +42,11 @@ default, ras-default, brain:tdls × load-aware on × 2 repetitions, shorter inte
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import signal
+import subprocess
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -96,8 +99,9 @@ INTERVAL_S, QUICK_INTERVAL_S = 120.0, 30.0
 READY_TIMEOUT_S = 240.0
 """From ``storm jar`` until every spout executor has acked: a scheduling round, worker JVMs
 starting on a busy 2-core machine, the first stats heartbeat."""
-RUN_OVERHEAD_S, CLUSTER_START_S = 75.0, 60.0
-"""For the printed estimate only: submit + ready + kill per run, one cluster start."""
+RUN_OVERHEAD_S, CLUSTER_START_S, NIMBUS_RESTART_S = 75.0, 60.0, 30.0
+"""For the printed estimate only: submit + ready + kill per run, one cluster start, one
+Nimbus-only restart."""
 QUICK_TARGET_S = 20 * 60
 NIMBUS_TIMEOUT_MS = 30_000
 EMU_DEFAULTS = {"EMU_HOSTS": "6", "EMU_RACKS": "2", "EMU_HOST_CPU": "0.3"}
@@ -120,13 +124,17 @@ class _BenchCluster(_Cluster):
         emulation: Mapping[str, str] | None,
         monitor: bool,
         supervisors: str | None,
+        brain: bool = False,
     ) -> None:
+        """``brain``: start the brain whatever the scheduler (Nimbus without our shim never
+        calls it, and its reconfiguration controller only sees topologies the shim sends),
+        so :meth:`switch_scheduler` can later make it Nimbus's scheduler."""
         super().__init__(directory, aggregate=False, port_offset=port_offset)
         for key in EMU_KEYS:
             self.env.pop(key, None)
         self.env.update(
             STORM_SCHEDULER=spec.storm_scheduler,
-            BRAIN="yes" if spec.brain else "no",
+            BRAIN="yes" if spec.brain or brain else "no",
             STORM_MONITOR="yes" if monitor else "no",
             **(emulation or {}),
         )
@@ -141,6 +149,48 @@ class _BenchCluster(_Cluster):
         self.nimbus.timeout_ms = NIMBUS_TIMEOUT_MS
         path = host_counters.path_in(self.directory)
         self.hosts = host_counters.load(path) if path.is_file() else None
+
+    def switch_scheduler(self, spec: SchedulerSpec, timeout: float) -> None:
+        """Restart Nimbus alone with ``spec``'s ``storm.scheduler`` (ZooKeeper, the
+        supervisors, the brain and the emulated hosts stay): stop it (its own process
+        group, as ``deploy/cluster-up.sh`` starts it), rewrite the line in its storm.yaml,
+        start it the way cluster-up does (same conf dir, log dir, pid file), and wait until
+        every supervisor is registered again. No topology may be running."""
+        conf = self.directory / "conf" / "nimbus" / "storm.yaml"
+        pid_file = self.directory / "run" / "nimbus.pid"
+        supervisors = len(self.nimbus.cluster_summary()["supervisors"])
+        pid = int(pid_file.read_text().strip())
+        _stop_group(pid, timeout)
+        conf.write_text(with_scheduler(conf.read_text(), spec.storm_scheduler, str(conf)))
+        env = dict(self.env)
+        env.update(STORM_CONF_DIR=str(conf.parent), STORM_LOG_DIR=str(self.directory / "logs"))
+        with (self.directory / "logs" / "nimbus.out").open("ab") as out:
+            process = subprocess.Popen(
+                [str(Path(self.env["STORM_HOME"]) / "bin" / "storm"), "nimbus"],
+                cwd=self.directory,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        pid_file.write_text(f"{process.pid}\n")
+        self.spec = spec
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                summary = self.nimbus.cluster_summary()
+                if len(summary["supervisors"]) >= supervisors:
+                    return
+            except Exception:  # Nimbus not up yet
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"Nimbus restarted with {spec.storm_scheduler} did not see the "
+                    f"{supervisors} supervisors within {timeout:.0f} s (exit code "
+                    f"{process.poll()}); see {self.directory / 'logs' / 'nimbus.log'}"
+                )
+            time.sleep(1.0)
 
     def spout_counts(self, name: str) -> dict[str, int]:
         return {
@@ -162,6 +212,50 @@ class _BenchCluster(_Cluster):
                 continue
             groups[named[i - 1] if len(named) >= i else f"127.0.0.{i}"] = pid
         return groups
+
+
+def with_scheduler(storm_yaml: str, scheduler: str, source: str = "storm.yaml") -> str:
+    """``storm_yaml`` with its ``storm.scheduler`` line set to ``scheduler``."""
+    lines = storm_yaml.splitlines()
+    if not any(x.startswith("storm.scheduler:") for x in lines):
+        raise RuntimeError(f"{source} has no storm.scheduler line to change")
+    return (
+        "\n".join(
+            f'storm.scheduler: "{scheduler}"' if x.startswith("storm.scheduler:") else x
+            for x in lines
+        )
+        + "\n"
+    )
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie does not; one that is our child is reaped here: the
+    Nimbus :meth:`_BenchCluster.switch_scheduler` started)."""
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _stop_group(pid: int, timeout: float) -> None:
+    """SIGTERM the process group ``pid`` leads, SIGKILL after ``timeout``; wait until the
+    leader is gone."""
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return
+        time.sleep(0.5)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+    while _alive(pid) and time.monotonic() < deadline + 30:
+        time.sleep(0.5)
 
 
 def group_cpu_seconds(groups: Mapping[str, int]) -> dict[str, float]:
@@ -374,6 +468,7 @@ class _Session:
         self.cluster: _BenchCluster | None = None
         self.cluster_class: str | None = None
         self.start_seconds: list[float] = []
+        self.switch_seconds: list[float] = []
         self.hosts: host_counters.EmulatedHosts | None = None
 
     def emu_env(self) -> dict[str, str] | None:
@@ -389,6 +484,12 @@ class _Session:
 
     def ensure(self, spec: SchedulerSpec) -> _BenchCluster:
         if self.cluster is not None and self.cluster_class == spec.cluster_class:
+            return self.cluster
+        if self.cluster is not None and self.settings["restart"] == "nimbus":
+            started = time.monotonic()
+            self.cluster.switch_scheduler(spec, self.settings["ready_timeout"])
+            self.switch_seconds.append(time.monotonic() - started)
+            self.cluster_class = spec.cluster_class
             return self.cluster
         self.close()
         started = time.monotonic()
@@ -416,6 +517,7 @@ class _Session:
             emu,
             settings["monitor"],
             settings["supervisors"],
+            brain=settings["restart"] == "nimbus",
         )
         cluster = make(emulation)
         try:
@@ -453,7 +555,7 @@ def _settings(options: BenchOptions) -> dict[str, Any]:
     known = {
         "topologies", "schedulers", "loadaware", "repetitions", "warmup", "interval",
         "order", "emulation", "monitor", "supervisors", "cluster_dir", "port_offset",
-        "ready_timeout", *(k.lower() for k in EMU_KEYS),
+        "ready_timeout", "restart", *(k.lower() for k in EMU_KEYS),
     }  # fmt: skip
     unknown = sorted(set(extra) - known)
     if unknown:
@@ -461,6 +563,9 @@ def _settings(options: BenchOptions) -> dict[str, Any]:
     emulation = extra.get("emulation", "auto")
     if emulation not in ("auto", "yes", "no"):
         raise ValueError(f"emulation expects auto, yes or no, got {emulation!r}")
+    restart = extra.get("restart", "nimbus")
+    if restart not in ("nimbus", "cluster"):
+        raise ValueError(f"restart expects nimbus or cluster, got {restart!r}")
     order = extra.get("order", "serpentine")
     if order not in ("serpentine", "cycle"):
         raise ValueError(f"order expects serpentine or cycle, got {order!r}")
@@ -477,6 +582,7 @@ def _settings(options: BenchOptions) -> dict[str, Any]:
         "interval": float(extra.get("interval", QUICK_INTERVAL_S if quick else INTERVAL_S)),
         "ready_timeout": float(extra.get("ready_timeout", READY_TIMEOUT_S)),
         "serpentine": order == "serpentine",
+        "restart": restart,
         "emulation": emulation,
         "monitor": extra.get("monitor", "no").lower() in ("yes", "on", "true", "1"),
         "supervisors": extra.get("supervisors"),
@@ -506,15 +612,18 @@ def run(options: BenchOptions) -> None:
         serpentine=settings["serpentine"],
     )
     starts = cluster_starts(order)
+    restarts = 1 if settings["restart"] == "nimbus" else starts
     estimate = (
         len(order) * (settings["warmup"] + settings["interval"] + RUN_OVERHEAD_S)
-        + starts * CLUSTER_START_S
+        + restarts * CLUSTER_START_S
+        + (starts - restarts) * NIMBUS_RESTART_S
     )
     report.title("Cluster benchmark: placement vs Storm's schedulers", PAPER)
     report.line(
         f"{len(order)} runs ({', '.join(topologies)} × {', '.join(settings['schedulers'])} × "
         f"load-aware {'/'.join('on' if v else 'off' for v in settings['loadaware'])} × "
-        f"{settings['repetitions']}), {starts} cluster starts, warm-up {settings['warmup']:g} s, "
+        f"{settings['repetitions']}), {starts} scheduler-class starts (restart: "
+        f"{settings['restart']}), warm-up {settings['warmup']:g} s, "
         f"interval {settings['interval']:g} s; estimated {estimate / 60:.0f} min; "
         f"cluster {settings['cluster_dir']} (port offset {settings['port_offset']}); "
         f"load {os.getloadavg()[0]:.1f}"
@@ -540,7 +649,9 @@ def run(options: BenchOptions) -> None:
     targets = _targets(rows, settings, emulated, options.quick, elapsed)
     report.line(
         f"\nwall time {elapsed / 60:.1f} min ({len(runs)} runs, {len(session.start_seconds)} "
-        f"cluster starts, median start {_median_text(session.start_seconds)} s)"
+        f"cluster starts, median {_median_text(session.start_seconds)} s; "
+        f"{len(session.switch_seconds)} Nimbus-only restarts, median "
+        f"{_median_text(session.switch_seconds)} s)"
     )
     for note in notes:
         report.line(f"note: {note}")
@@ -556,6 +667,7 @@ def run(options: BenchOptions) -> None:
             "notes": notes,
             "duration_s": elapsed,
             "cluster_start_s": session.start_seconds,
+            "nimbus_restart_s": session.switch_seconds,
             "order": [
                 f"{k.topology}/{k.scheduler}/{'la' if k.loadaware else 'nola'}" for k in order
             ],
