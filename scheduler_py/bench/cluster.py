@@ -10,8 +10,11 @@ with ``CLUSTER_PORT_OFFSET`` from ``--set port_offset=``, the environment, or 30
 cluster per scheduler *class* (a Nimbus ``storm.scheduler``: DefaultScheduler = Nimbus
 without our shim; ResourceAwareScheduler, whose strategy is the topology's
 ``topology.scheduler.strategy``; the shim + brain, whose algorithm is the topology's
-``scheduler.brain.algorithm``), restarted whenever the class changes; the run order
-(:func:`scheduler_py.bench.cluster_runs.run_order`) alternates classes A B C C B A … The
+``scheduler.brain.algorithm``). One cluster (the brain always started) whose Nimbus alone is
+restarted with the next class's ``storm.scheduler`` when the class changes
+(``--set restart=nimbus``, the default; ``restart=cluster`` restarts the whole cluster); the
+run order (:func:`scheduler_py.bench.cluster_runs.run_order`) alternates classes
+A B C C B A … The
 worker monitor and the aggregation are off for every class (the same data path for all;
 ``--set monitor=yes`` turns the monitor on for all).
 
@@ -34,7 +37,8 @@ executors (hosts, workers) and the brain's plan (its predicted inter-node traffi
 Options (``--set key=value``): ``topologies`` (default linear, diamond, star and their
 ``-cpu`` variants), ``schedulers`` (default, ras-default, ras-generic, brain:rstorm, t3,
 online, metis, td, tdls), ``loadaware`` (on, off or both; default both), ``repetitions``
-(3), ``warmup``, ``interval`` (s), ``order`` (serpentine or cycle), ``emulation``
+(3), ``warmup``, ``interval`` (s), ``order`` (serpentine or cycle), ``restart`` (nimbus or
+cluster), ``ready_timeout`` (s), ``emulation``
 (auto, yes, no), ``monitor`` (no), ``supervisors`` (loopback only). ``--quick``: linear ×
 default, ras-default, brain:tdls × load-aware on × 2 repetitions, shorter intervals.
 ``brain:adaptive`` is not implemented here yet.
