@@ -50,7 +50,6 @@ import contextlib
 import dataclasses
 import os
 import signal
-import subprocess
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -91,6 +90,7 @@ from scheduler_py.bench.monitor_overhead import (
 from scheduler_py.bench.registry import BenchOptions, benchmark
 from scheduler_py.bench.report import Table, fmt, ratio
 from scheduler_py.devtools import host_counters
+from scheduler_py.devtools.storm_daemon import start_daemon
 
 NAME = "cluster"
 PAPER = "issue 13: emulated multi-host cluster vs Storm's DefaultScheduler and RAS"
@@ -166,19 +166,7 @@ class _BenchCluster(_Cluster):
         pid = int(pid_file.read_text().strip())
         _stop_group(pid, timeout)
         conf.write_text(with_scheduler(conf.read_text(), spec.storm_scheduler, str(conf)))
-        env = dict(self.env)
-        env.update(STORM_CONF_DIR=str(conf.parent), STORM_LOG_DIR=str(self.directory / "logs"))
-        with (self.directory / "logs" / "nimbus.out").open("ab") as out:
-            process = subprocess.Popen(
-                [str(Path(self.env["STORM_HOME"]) / "bin" / "storm"), "nimbus"],
-                cwd=self.directory,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        pid_file.write_text(f"{process.pid}\n")
+        process = start_daemon(self.directory, self.env, "nimbus", "nimbus")
         self.spec = spec
         deadline = time.monotonic() + timeout
         while True:
