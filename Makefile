@@ -23,7 +23,7 @@ help:
 	@echo "make test     - lint + Java unit tests + Python tests (incl. real-cluster integration tests)"
 	@echo "make bench    - benchmarks (tables beside the papers' numbers, PNGs in bench-results/)"
 	@echo "make bench-cluster - issue 13: DefaultScheduler vs RAS vs the brain on a local cluster (BENCH_ARGS=--quick)"
-	@echo "make cluster-up / cluster-down / cluster-status"
+	@echo "make cluster-up / cluster-down / cluster-status  (make cluster-up EMU_HOSTS=6: emulated hosts, deploy/README.md)"
 	@echo "make topologies-jvm - build the JVM benchmark topologies jar ($(TOPOLOGIES_JAR))"
 	@echo "make spark-up / spark-down - a Spark standalone master + worker on loopback (scheduler-py aggregate --master)"
 

@@ -8,6 +8,9 @@ DEPLOY="$REPO/deploy"
 # shellcheck source=deploy/process-common.sh
 source "$DEPLOY/process-common.sh"
 
+clog() { echo "[${CLUSTER_SCRIPT:-cluster}] $*"; }
+cdie() { echo "[${CLUSTER_SCRIPT:-cluster}] ERROR: $*" >&2; exit 1; }
+
 STORM_HOME="${STORM_HOME:-$REPO/build/storm-home}"
 CLUSTER_DIR="${CLUSTER_DIR:-$REPO/build/cluster}"
 VENV="${VENV:-$REPO/.venv}"
@@ -18,10 +21,13 @@ DATA_DIR="$CLUSTER_DIR/data"
 BRAIN_STATE_DIR="$DATA_DIR/brain"  # reconfiguration history (scheduler-py history --state-dir)
 
 # cluster-down/cluster-status act on the cluster as it was started: reuse its settings.
-if [[ "${CLUSTER_SCRIPT:-}" != cluster-up && -f "$RUN_DIR/cluster.env" ]]; then
+# (emulated-hosts.sh up and exec, called by cluster-up, must not read a crashed run's either)
+case "${CLUSTER_SCRIPT:-}" in cluster-up|emulated-hosts-up|emulated-hosts-exec) ;; *)
+  if [[ -f "$RUN_DIR/cluster.env" ]]; then
   # shellcheck disable=SC1091
-  source "$RUN_DIR/cluster.env"
-fi
+    source "$RUN_DIR/cluster.env"
+  fi ;;
+esac
 
 # Ports.  CLUSTER_PORT_OFFSET shifts every default at once (use multiples of 1000 so
 # that two clusters' slot ranges cannot overlap: 1000 -> ZK 3181, Nimbus 7627, ...).
@@ -41,6 +47,53 @@ STORM_SLOT_STRIDE="${STORM_SLOT_STRIDE:-10}"
 STORM_NIMBUS_HOST="${STORM_NIMBUS_HOST:-127.0.0.1}"
 STORM_ZK_HOST="${STORM_ZK_HOST:-127.0.0.1}"
 
+# Emulated hosts (deploy/emulated-hosts.sh, deploy/README.md "Emulated hosts"): EMU_HOSTS=N
+# runs supervisor i in its own network namespace and CPU cgroup, as host hI with address
+# emu_host_address i on rack emu_host_rack i; ZooKeeper and Nimbus listen on emu_root_address
+# in the root namespace.  EMU_HOSTS=0 (the default): the plain cluster on 127.0.0.x.
+EMU_HOSTS="${EMU_HOSTS:-0}"
+EMU_RACKS="${EMU_RACKS:-2}"
+EMU_HOST_MBIT="${EMU_HOST_MBIT:-100}"
+EMU_INTERRACK_MBIT="${EMU_INTERRACK_MBIT:-50}"
+EMU_HOST_CPU="${EMU_HOST_CPU:-0.5}"
+# every namespace, link, bridge and cgroup of this cluster's emulation starts with this
+EMU_PREFIX="spy${CLUSTER_PORT_OFFSET}"
+emu_enabled() { [[ "$EMU_HOSTS" != 0 ]]; }
+# Each port offset (a multiple of 500) gets its own /21 of 198.18.0.0/15 (RFC 2544), so two
+# emulated clusters can run side by side: offset 0 -> 198.18.0.0/21, 500 -> 198.18.8.0/21,
+# 3000 -> 198.18.48.0/21.  .1 of its first /24 is the root namespace; rack R is /24 number R.
+EMU_PREFIX_LEN=21
+emu_block() {  # the first two octets and the first third octet of this cluster's /21
+  local k=$((CLUSTER_PORT_OFFSET / 500))
+  echo "198.$((18 + k * 8 / 256)) $((k * 8 % 256))"
+}
+emu_root_address() { local b; read -r -a b <<<"$(emu_block)"; echo "${b[0]}.${b[1]}.1"; }
+emu_host_rack() {  # host i -> rack number (contiguous blocks: 6 hosts, 2 racks -> 1 1 1 2 2 2)
+  local per=$(((EMU_HOSTS + EMU_RACKS - 1) / EMU_RACKS))
+  echo $((($1 - 1) / per + 1))
+}
+emu_host_address() { local b; read -r -a b <<<"$(emu_block)"; echo "${b[0]}.$((b[1] + $(emu_host_rack "$1"))).$1"; }
+emu_check_settings() {  # dies naming the setting that cannot work
+  [[ "$EMU_HOSTS" =~ ^[0-9]+$ && "$EMU_HOSTS" -le 200 ]] \
+    || cdie "EMU_HOSTS must be a number of hosts 0..200, found '$EMU_HOSTS'"
+  [[ "$EMU_RACKS" =~ ^[1-7]$ && "$EMU_RACKS" -le "$EMU_HOSTS" ]] \
+    || cdie "EMU_RACKS must be 1..7 and at most EMU_HOSTS ($EMU_HOSTS), found '$EMU_RACKS'"
+  ((CLUSTER_PORT_OFFSET % 500 == 0 && CLUSTER_PORT_OFFSET / 500 < 64)) \
+    || cdie "emulated hosts need CLUSTER_PORT_OFFSET to be a multiple of 500 below 32000 (it picks the cluster's /21 of 198.18.0.0/15), found $CLUSTER_PORT_OFFSET"
+  local v
+  for v in EMU_HOST_MBIT EMU_INTERRACK_MBIT EMU_HOST_CPU; do
+    [[ "${!v}" =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v x="${!v}" 'BEGIN { exit !(x > 0) }' \
+      || cdie "$v must be a positive number, found '${!v}'"
+  done
+}
+if emu_enabled; then
+  emu_check_settings
+  STORM_SUPERVISORS="$EMU_HOSTS"
+  STORM_ZK_HOST="$(emu_root_address)"
+  STORM_NIMBUS_HOST="$(emu_root_address)"
+  STORM_SUPERVISOR_HOSTS="$(for ((i = 1; i <= EMU_HOSTS; i++)); do emu_host_address "$i"; done | xargs)"
+fi
+
 # supervisor i (1-based) -> hostname 127.0.0.i (or the i-th word of STORM_SUPERVISOR_HOSTS)
 supervisor_host() {
   local i="$1" hosts
@@ -59,8 +112,6 @@ supervisor_slot_ports() {  # space separated
   echo "${out[*]}"
 }
 
-clog() { echo "[${CLUSTER_SCRIPT:-cluster}] $*"; }
-cdie() { echo "[${CLUSTER_SCRIPT:-cluster}] ERROR: $*" >&2; exit 1; }
 
 # The components, in start order.
 cluster_components() {

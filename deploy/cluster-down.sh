@@ -11,6 +11,8 @@
 # 2. wait up to CLUSTER_STOP_TIMEOUT seconds (default 15), then SIGKILL what is left.
 # 3. sweep: any process whose command line or working directory is under $CLUSTER_DIR
 #    (e.g. a worker whose supervisor was killed -9 earlier) gets the same treatment.
+# 4. emulated hosts (EMU_HOSTS): deploy/emulated-hosts.sh down removes every network
+#    namespace, link, bridge, qdisc and cgroup named after this cluster's prefix.
 # Exit status 0 when nothing of the cluster is left running.
 set -euo pipefail
 CLUSTER_SCRIPT=cluster-down
@@ -21,7 +23,7 @@ PURGE=no
 for a in "$@"; do
   case "$a" in
     --purge) PURGE=yes ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) cdie "unknown argument $a (try --help)" ;;
   esac
 done
@@ -53,6 +55,11 @@ for group in /sys/fs/cgroup/cpu/scheduler-py-aggregate /sys/fs/cgroup/scheduler-
 done
 if any_left clog cluster_pids "the cluster"; then
   exit 1
+fi
+# emulated hosts (EMU_HOSTS): every namespace, link, bridge and cgroup named $EMU_PREFIX-*,
+# also after a crash that lost the state file
+if ((EUID == 0)) && command -v ip >/dev/null; then
+  CLUSTER_DIR="$CLUSTER_DIR" CLUSTER_PORT_OFFSET="$CLUSTER_PORT_OFFSET" "$DEPLOY/emulated-hosts.sh" down || exit 1
 fi
 if [[ $PURGE == yes ]]; then
   rm -rf "$CLUSTER_DIR"

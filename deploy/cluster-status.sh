@@ -41,6 +41,10 @@ for c in $(cluster_components); do
   fi
 done
 
+if emu_enabled; then
+  CLUSTER_DIR="$CLUSTER_DIR" CLUSTER_PORT_OFFSET="$CLUSTER_PORT_OFFSET" EMU_HOSTS="$EMU_HOSTS" \
+    EMU_RACKS="$EMU_RACKS" "$DEPLOY/emulated-hosts.sh" status | sed 's/^/  /'
+fi
 if component_pid nimbus >/dev/null; then
   echo "nimbus view:"
   "$(venv_python)" -m scheduler_py.devtools.stormctl --nimbus "127.0.0.1:$STORM_NIMBUS_PORT" summary 2>&1 | sed 's/^/  /' || ok=no

@@ -9,6 +9,9 @@
 # State lives in $CLUSTER_DIR (default build/cluster): conf/<daemon>/storm.yaml, data/,
 # logs/, run/*.pid and run/cluster.env (the resolved settings, sourceable by tests).
 # The state of a previous run is wiped unless CLUSTER_KEEP_STATE=1.
+#
+#   EMU_HOSTS=6 deploy/cluster-up.sh   # supervisors as emulated hosts: own network namespace,
+#                                      # CPU cgroup, bandwidth, 2 racks (deploy/emulated-hosts.sh)
 # See deploy/README.md for every environment variable.
 set -euo pipefail
 CLUSTER_SCRIPT=cluster-up
@@ -43,6 +46,13 @@ if ((${#running[@]} > 0)); then
     exit 0
   fi
   cdie "a partial cluster is running from $CLUSTER_DIR (${running[*]}); run deploy/cluster-down.sh first"
+fi
+# Nothing runs, but an earlier run was killed (-9, a crash): its orphaned workers, or its
+# emulated hosts' namespaces and cgroups, are still there.  cluster-down removes them.
+if [[ -n "$(cluster_pids)" ]] || { ((EUID == 0)) && ip -o link show 2>/dev/null | grep -q ": $EMU_PREFIX-"; }; then
+  clog "cleaning up after an earlier run that did not stop (deploy/cluster-down.sh)"
+  CLUSTER_DIR="$CLUSTER_DIR" CLUSTER_PORT_OFFSET="$CLUSTER_PORT_OFFSET" "$DEPLOY/cluster-down.sh" 2>&1 | sed 's/^/  /' \
+    || cdie "could not clean up after the earlier run in $CLUSTER_DIR (see above)"
 fi
 
 # --- 2. scheduler --------------------------------------------------------------------------
@@ -111,7 +121,7 @@ if [[ "${CLUSTER_KEEP_STATE:-0}" != 1 ]]; then
   rm -rf "$DATA_DIR" "$LOG_DIR" "$CONF_ROOT"
 fi
 mkdir -p "$RUN_DIR" "$LOG_DIR" "$CONF_ROOT" "$DATA_DIR"
-rm -f "$RUN_DIR"/*.pid
+rm -f "$RUN_DIR"/*.pid "$RUN_DIR/cluster.env"
 
 # The worker monitor (deploy/monitor.yaml) is on unless STORM_MONITOR=no; any
 # STORM_EXTRA_YAML is appended after it, so it can override the monitor's keys.
@@ -120,6 +130,27 @@ if [[ "${STORM_MONITOR:-yes}" != no && -f "$STORM_HOME/extlib/$PLUGIN_JAR_NAME" 
   extra_yaml="$RUN_DIR/extra.yaml"
   cat "$DEPLOY/monitor.yaml" ${STORM_EXTRA_YAML:+"$STORM_EXTRA_YAML"} >"$extra_yaml"
   clog "worker monitor on (deploy/monitor.yaml; STORM_MONITOR=no turns it off)"
+fi
+# Emulated hosts: Storm learns the racks from the shim jar's StaticRackMapping
+# (storm_plugin/README.md), which both the brain's snapshot and Storm's RAS use.
+if emu_enabled; then
+  emu_yaml="$RUN_DIR/emulated-hosts.yaml"
+  {
+    echo "# emulated hosts' racks (deploy/cluster-up.sh, EMU_HOSTS=$EMU_HOSTS EMU_RACKS=$EMU_RACKS)"
+    if [[ -f "$shim_jar" ]]; then
+      echo 'storm.network.topography.plugin: "io.schedulerpy.storm.topography.StaticRackMapping"'
+      printf 'scheduler.topography.racks: {'
+      for ((i = 1; i <= EMU_HOSTS; i++)); do
+        printf '%s"%s": "/rack-%s"' "$([[ $i == 1 ]] || echo ', ')" "$(emu_host_address "$i")" "$(emu_host_rack "$i")"
+      done
+      echo '}'
+    else
+      clog "NOTE: shim jar not built: Storm sees every emulated host on /default-rack"
+    fi
+    [[ -n "$extra_yaml" ]] && cat "$extra_yaml"
+  } >"$emu_yaml.tmp"
+  mv "$emu_yaml.tmp" "$emu_yaml"
+  extra_yaml="$emu_yaml"
 fi
 
 render() {  # render <daemon> KEY=VALUE...  -> $CONF_ROOT/<daemon>/storm.yaml
@@ -145,19 +176,24 @@ common_vars=(
   "EXECUTOR_METRICS_SECS=${STORM_EXECUTOR_METRICS_SECS:-5}"
   "UI_PORT=$STORM_UI_PORT"
 )
+# supervisor.cpu.capacity (100 = one core): an emulated host declares its cgroup's quota
+supervisor_cpu_capacity() {
+  if emu_enabled; then awk -v c="$EMU_HOST_CPU" 'BEGIN { printf "%.1f", 100 * c }'; else echo 400.0; fi
+}
 yaml_list() { local out="" p; for p in "$@"; do out+="${out:+, }$p"; done; echo "[$out]"; }
 
 render nimbus "${common_vars[@]}" "LOCAL_HOSTNAME=$STORM_NIMBUS_HOST" "LOCAL_DIR=$DATA_DIR/nimbus" \
-  "SLOT_PORTS=[]" "SUPERVISOR_THRIFT_PORT=$(supervisor_thrift_port 1)"
+  "SLOT_PORTS=[]" "SUPERVISOR_THRIFT_PORT=$(supervisor_thrift_port 1)" "SUPERVISOR_CPU_CAPACITY=400.0"
 render ui "${common_vars[@]}" "LOCAL_HOSTNAME=$STORM_NIMBUS_HOST" "LOCAL_DIR=$DATA_DIR/ui" \
-  "SLOT_PORTS=[]" "SUPERVISOR_THRIFT_PORT=$(supervisor_thrift_port 1)"
+  "SLOT_PORTS=[]" "SUPERVISOR_THRIFT_PORT=$(supervisor_thrift_port 1)" "SUPERVISOR_CPU_CAPACITY=400.0"
 render client "${common_vars[@]}" "LOCAL_HOSTNAME=$STORM_NIMBUS_HOST" "LOCAL_DIR=$DATA_DIR/client" \
-  "SLOT_PORTS=[]" "SUPERVISOR_THRIFT_PORT=$(supervisor_thrift_port 1)"
+  "SLOT_PORTS=[]" "SUPERVISOR_THRIFT_PORT=$(supervisor_thrift_port 1)" "SUPERVISOR_CPU_CAPACITY=400.0"
 for ((i = 1; i <= STORM_SUPERVISORS; i++)); do
   # shellcheck disable=SC2046
   render "supervisor-$i" "${common_vars[@]}" "LOCAL_HOSTNAME=$(supervisor_host "$i")" \
     "LOCAL_DIR=$DATA_DIR/supervisor-$i" "SLOT_PORTS=$(yaml_list $(supervisor_slot_ports "$i"))" \
-    "SUPERVISOR_THRIFT_PORT=$(supervisor_thrift_port "$i")"
+    "SUPERVISOR_THRIFT_PORT=$(supervisor_thrift_port "$i")" \
+    "SUPERVISOR_CPU_CAPACITY=$(supervisor_cpu_capacity)"
 done
 
 mkdir -p "$CONF_ROOT/zookeeper" "$DATA_DIR/zookeeper"
@@ -205,6 +241,14 @@ fail() {  # fail <component> <message>
 java_env=("STORM_LOG_DIR=$LOG_DIR")
 [[ -n "${JAVA_HOME:-}" ]] && java_env+=("JAVA_HOME=$JAVA_HOME")
 
+if emu_enabled; then
+  if ! CLUSTER_DIR="$CLUSTER_DIR" CLUSTER_PORT_OFFSET="$CLUSTER_PORT_OFFSET" EMU_HOSTS="$EMU_HOSTS" \
+      EMU_RACKS="$EMU_RACKS" EMU_HOST_MBIT="$EMU_HOST_MBIT" EMU_INTERRACK_MBIT="$EMU_INTERRACK_MBIT" \
+      EMU_HOST_CPU="$EMU_HOST_CPU" "$DEPLOY/emulated-hosts.sh" up 2>&1 | sed 's/^/  /'; then
+    fail zookeeper "could not create the emulated hosts (EMU_HOSTS=0 runs without them)"
+  fi
+fi
+
 clog "starting zookeeper on $STORM_ZK_HOST:$STORM_ZK_PORT"
 start zookeeper "${java_env[@]}" "STORM_CONF_DIR=$CONF_ROOT/nimbus" -- \
   "$STORM_HOME/bin/storm" zookeeper "$CONF_ROOT/zookeeper/zoo.cfg"
@@ -235,9 +279,13 @@ for ((i = 1; i <= STORM_SUPERVISORS; i++)); do
   clog "starting supervisor-$i as $h, slots $(supervisor_slot_ports "$i" | tr ' ' ,), thrift $(supervisor_thrift_port "$i")"
   # PATH: workers inherit the supervisor's environment, and Storm's ShellBolt/ShellSpout
   # look up streamparse_run on it.
+  # an emulated host's supervisor (and the workers it starts) runs in its cgroup and namespace
+  as_host=()
+  emu_enabled && as_host=("$DEPLOY/emulated-hosts.sh" exec "$i" --)
   start "supervisor-$i" "${java_env[@]}" "STORM_CONF_DIR=$CONF_ROOT/supervisor-$i" \
-    "STORM_SUPERVISOR_LOG_FILE=supervisor-$i.log" "PATH=$sup_path" "VIRTUAL_ENV=$VENV" -- \
-    "$STORM_HOME/bin/storm" supervisor
+    "STORM_SUPERVISOR_LOG_FILE=supervisor-$i.log" "PATH=$sup_path" "VIRTUAL_ENV=$VENV" \
+    "CLUSTER_DIR=$CLUSTER_DIR" "CLUSTER_PORT_OFFSET=$CLUSTER_PORT_OFFSET" -- \
+    "${as_host[@]}" "$STORM_HOME/bin/storm" supervisor
 done
 
 if [[ $start_ui == yes ]]; then
@@ -299,7 +347,8 @@ fi
   for v in CLUSTER_DIR STORM_HOME VENV CLUSTER_PORT_OFFSET STORM_ZK_HOST STORM_ZK_PORT \
            STORM_NIMBUS_HOST STORM_NIMBUS_PORT STORM_UI_PORT BRAIN_HOST BRAIN_PORT BRAIN_STATE_DIR \
            STORM_SUPERVISORS STORM_SUPERVISOR_HOSTS STORM_SUPERVISOR_THRIFT_BASE STORM_SLOT_BASE \
-           STORM_SLOT_STRIDE STORM_SLOTS_PER_SUPERVISOR STORM_SCHEDULER SCHEDULER_BRAIN_ENABLED; do
+           STORM_SLOT_STRIDE STORM_SLOTS_PER_SUPERVISOR STORM_SCHEDULER SCHEDULER_BRAIN_ENABLED \
+           EMU_HOSTS EMU_RACKS EMU_HOST_MBIT EMU_INTERRACK_MBIT EMU_HOST_CPU EMU_PREFIX; do
     printf '%s=%q\n' "$v" "${!v:-}"
   done
   printf 'STORM_NIMBUS=%q\n' "127.0.0.1:$STORM_NIMBUS_PORT"

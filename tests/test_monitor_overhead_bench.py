@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from scheduler_py.bench.local_cluster import first_steps, mean, step_rate
 from scheduler_py.bench.monitor_overhead import (
     VARIANTS,
-    first_steps,
     histogram_delta,
-    mean,
     overhead,
     percentile,
     read_histograms,
-    step_rate,
     variant_order,
 )
 from scheduler_py.bench.registry import benchmarks

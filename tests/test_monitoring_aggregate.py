@@ -13,12 +13,8 @@ import random
 
 import pytest
 
-from scheduler_py.monitoring.aggregate import (
-    aggregate_rows,
-    build_documents,
-    parse_windows,
-    spark_session,
-)
+from scheduler_py.monitoring.aggregate import aggregate_rows
+from scheduler_py.monitoring.documents import build_documents, parse_windows
 from scheduler_py.monitoring.records import (
     ExecutorSample,
     TrafficSample,
@@ -27,6 +23,7 @@ from scheduler_py.monitoring.records import (
     flatten,
     record_document,
 )
+from scheduler_py.monitoring.spark import spark_session
 from scheduler_py.monitoring.zk import RawWindow
 
 NOW = 1_000_000

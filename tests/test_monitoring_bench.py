@@ -14,7 +14,8 @@ from scheduler_py.bench.monitoring_aggregation import (
     WORKERS,
     synthetic_frames,
 )
-from scheduler_py.monitoring.aggregate import aggregate_frames, collect, spark_session
+from scheduler_py.monitoring.aggregate import aggregate_frames, collect
+from scheduler_py.monitoring.spark import spark_session
 
 
 def test_synthetic_rows_are_all_aggregated():

@@ -122,3 +122,26 @@ def test_zookeeper_restart_under_the_every_loop(tmp_path):
             server.stop()
     output = "".join(seen)
     assert "Traceback" not in output, output
+
+
+@pytest.mark.skipif(storm_home() is None, reason="needs the Storm home's ZooKeeper jars")
+def test_a_store_call_gives_up_when_zookeeper_is_gone(tmp_path):
+    """kazoo's synchronous calls wait without limit while the connection is away; every
+    MonitorStore call must end with a KazooException instead (the --every loop then logs one
+    line and tries again)."""
+    from kazoo.exceptions import KazooException
+
+    server = LocalZooKeeper(tmp_path / "zk").start()
+    client = connect(server.hosts, timeout=30)
+    try:
+        store = MonitorStore(client, "/gone", operation_timeout=2.0)
+        store.write_aggregate("t", {"topology_id": "t"})
+        server.stop()
+        for call in (store.topologies, lambda: store.read_aggregate("t")):
+            started = time.monotonic()
+            with pytest.raises(KazooException):
+                call()
+            assert time.monotonic() - started < 60
+    finally:
+        close_quietly(client)
+        server.stop()

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_py.monitoring.aggregate import aggregate_rows, spark_session
+from scheduler_py.monitoring.aggregate import aggregate_rows
 from scheduler_py.monitoring.documents import build_documents, parse_windows
 from scheduler_py.monitoring.records import flatten
+from scheduler_py.monitoring.spark import spark_session
 from scheduler_py.monitoring.zk import RawWindow
 
 DATA = Path(__file__).parent / "data"

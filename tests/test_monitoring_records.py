@@ -10,13 +10,13 @@ import json
 import pytest
 
 from scheduler_py.cli.aggregate import parse_duration
-from scheduler_py.monitoring.aggregate import fit_znode
 from scheduler_py.monitoring.change import (
     apply_change,
     change_vector,
     l1_relative,
     reference_document,
 )
+from scheduler_py.monitoring.documents import fit_znode
 from scheduler_py.monitoring.records import (
     CorruptRecord,
     decode,

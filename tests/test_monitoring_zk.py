@@ -11,7 +11,7 @@ import pytest
 
 from scheduler_py import cli as top_cli
 from scheduler_py.devtools.zkserver import free_port
-from scheduler_py.monitoring.aggregate import AggregationJob, JobConfig, spark_session
+from scheduler_py.monitoring.job import AggregationJob, JobConfig
 from scheduler_py.monitoring.measured import ZooKeeperAggregates
 from scheduler_py.monitoring.records import (
     ExecutorSample,
@@ -20,6 +20,7 @@ from scheduler_py.monitoring.records import (
     decode,
     encode,
 )
+from scheduler_py.monitoring.spark import spark_session
 from scheduler_py.monitoring.zk import MonitorStore, connect
 from scheduler_py.scheduling.round import RoundConfig
 from tests.snapshots import answer, snapshot, supervisor, wordcount

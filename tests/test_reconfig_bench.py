@@ -9,8 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from scheduler_py.bench import cli, reconfig_pause
-from scheduler_py.bench.reconfig_pause import (
+from scheduler_py.bench import cli, local_cluster, reconfig_workloads
+from scheduler_py.bench.reconfig_workloads import (
     HEADERS,
     MONITOR_OPTIONS,
     WORKLOADS,
@@ -157,8 +157,8 @@ class FakeCluster:
         self.submit_error = submit_error
         self.calls: list[str] = []
 
-    def submit_project(self, workload, options):
-        self.calls.append(f"submit {workload.topology}")
+    def submit_project(self, project, topology, spout, options):
+        self.calls.append(f"submit {topology}")
         if self.submit_error:
             raise self.submit_error
 
@@ -189,11 +189,13 @@ def flow(monkeypatch):
         clock.now += seconds
 
     monkeypatch.setattr(
-        reconfig_pause, "time", SimpleNamespace(monotonic=lambda: clock.now, sleep=sleep)
+        reconfig_workloads, "time", SimpleNamespace(monotonic=lambda: clock.now, sleep=sleep)
     )
     rates = itertools.cycle([100.0, 150.0])
-    monkeypatch.setattr(reconfig_pause, "_rate", lambda cluster, name, interval: (next(rates), 20))
-    monkeypatch.setattr(reconfig_pause, "_say", lambda text: None)
+    monkeypatch.setattr(
+        reconfig_workloads, "rate_over", lambda cluster, name, interval: (next(rates), 20)
+    )
+    monkeypatch.setattr(reconfig_workloads, "say", lambda text: None)
     settings = {
         "warmup": 10.0,
         "interval": 20.0,
@@ -205,7 +207,7 @@ def flow(monkeypatch):
     workload = select_workloads("wordcount")[0]
 
     def run(cluster):
-        return reconfig_pause._run_workload(cluster, workload, settings)
+        return reconfig_workloads.run_workload(cluster, workload, settings)
 
     return SimpleNamespace(run=run)
 
@@ -250,9 +252,9 @@ def test_flow_refused_rolled_back_timeout_and_submit_failure_are_rows(flow):
 
 
 def test_nimbus_queries_are_tried_again(monkeypatch, tmp_path):
-    monkeypatch.setattr(reconfig_pause, "time", SimpleNamespace(sleep=lambda s: None))
-    monkeypatch.setattr(reconfig_pause, "_say", lambda text: None)
-    cluster = reconfig_pause._ReconfigCluster(tmp_path / "cluster", aggregate=False)
+    monkeypatch.setattr(local_cluster, "time", SimpleNamespace(sleep=lambda s: None))
+    monkeypatch.setattr(local_cluster, "say", lambda text: None)
+    cluster = local_cluster.BrainCluster(tmp_path / "cluster", aggregate=False)
     calls = []
 
     def status(name):

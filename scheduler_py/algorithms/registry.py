@@ -15,7 +15,7 @@ over-capacity placement to Storm.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -92,6 +92,17 @@ def coerce_params(info: AlgorithmInfo, params: Mapping[str, Any] | None) -> dict
         except ConfigValueError as error:
             raise SchedulingError(str(error)) from error
     return result
+
+
+def check_choice(algorithm: str, name: str, value: str, allowed: Sequence[str]) -> None:
+    """Raise :class:`SchedulingError` unless ``value`` of the string parameter ``name`` is
+    one of ``allowed`` (the error names the algorithm, the parameter, what is allowed and
+    what was found)."""
+    if value not in allowed:
+        raise SchedulingError(
+            f"algorithm {algorithm!r}: parameter {name!r} must be one of "
+            f"{', '.join(allowed)}; found {value!r}"
+        )
 
 
 def run(

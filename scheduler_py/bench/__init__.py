@@ -1,8 +1,9 @@
 """Benchmarks (`make bench`, `scheduler-py bench NAME`): each prints a table with the
 paper's numbers beside ours and ratios against baselines measured in the same run.
 
-Benchmarks are discovered like algorithms: a module ``bench/<name>.py`` that decorates a
-function with :func:`scheduler_py.bench.registry.benchmark` is selectable by name.
+A module ``bench/<name>.py`` listed in :data:`scheduler_py.bench.registry.MODULES` (or one
+that decorates a function with :func:`scheduler_py.bench.registry.benchmark`) is selectable
+by name.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""What one aggregation cycle costs as topologies grow (README "Monitoring cost").
+"""One warm `scheduler-py aggregate` cycle at 10-5,000 executors (synthetic records published to a
+real ZooKeeper): CPU-s and wall s per cycle, longest burst above 0.5 core.
+
+What one aggregation cycle costs as topologies grow (README "Monitoring cost").
 
 A real ZooKeeper (``devtools/zkserver.py``) receives synthetic window records
 (``monitoring/synthetic.py``: a four-component chain, ~8 executors per worker, each executor
@@ -25,15 +28,15 @@ from __future__ import annotations
 import os
 import statistics
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from scheduler_py.bench import report
-from scheduler_py.bench.monitor_overhead import tree_cpu_seconds
-from scheduler_py.bench.registry import BenchOptions, benchmark
+from scheduler_py.bench.local_cluster import tree_cpu_seconds
+from scheduler_py.bench.registry import BenchOptions
 from scheduler_py.bench.report import Table, fmt
+from scheduler_py.bench.sampling import PeriodicSampler
 
 NAME = "aggregate_scale"
 PAPER = "README: monitoring cost (one warm aggregation cycle vs executors)"
@@ -52,34 +55,19 @@ BURST_CORES, BURST_S = 0.5, 2.0
 SAMPLE_S = 0.25
 
 
-class CpuSampler:
-    """Samples a process tree's CPU every :data:`SAMPLE_S` on a thread; the longest run of
-    samples above ``cores`` is the burst."""
+class CpuSampler(PeriodicSampler):
+    """Samples a process tree's CPU every :data:`SAMPLE_S` (and once more at the stop); the
+    longest run of samples above ``cores`` is the burst."""
 
     def __init__(self, pid: int, exclude: set[int]) -> None:
+        super().__init__(SAMPLE_S, name="cpu-sampler", final=True)
         self.pid = pid
         self.exclude = exclude
         self.samples: list[tuple[float, float]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _cpu(self) -> float:
-        return tree_cpu_seconds(self.pid) - sum(tree_cpu_seconds(p) for p in self.exclude)
-
-    def _run(self) -> None:
-        while True:
-            self.samples.append((time.monotonic(), self._cpu()))
-            if self._stop.wait(SAMPLE_S):
-                self.samples.append((time.monotonic(), self._cpu()))
-                return
-
-    def __enter__(self) -> CpuSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
+    def sample(self) -> None:
+        cpu = tree_cpu_seconds(self.pid) - sum(tree_cpu_seconds(p) for p in self.exclude)
+        self.samples.append((time.monotonic(), cpu))
 
     @property
     def cpu_seconds(self) -> float:
@@ -114,7 +102,7 @@ def _publish(store: Any, records: list[Any]) -> None:
 
 
 def _measure_size(spark: Any, zk_hosts: str, zk_pid: int, executors: int, cycles: int, warmup: int):
-    from scheduler_py.monitoring.aggregate import AggregationJob, JobConfig
+    from scheduler_py.monitoring.job import AggregationJob, JobConfig
     from scheduler_py.monitoring.synthetic import Shape, records
     from scheduler_py.monitoring.zk import MonitorStore, close_quietly, connect
 
@@ -171,15 +159,9 @@ def _measure_size(spark: Any, zk_hosts: str, zk_pid: int, executors: int, cycles
         close_quietly(client)
 
 
-@benchmark(
-    NAME,
-    summary="One warm `scheduler-py aggregate` cycle at 10-5,000 executors (synthetic records "
-    "published to a real ZooKeeper): CPU-s and wall s per cycle, longest burst above 0.5 core.",
-    paper=PAPER,
-)
 def run(options: BenchOptions) -> None:
     from scheduler_py.devtools.zkserver import LocalZooKeeper
-    from scheduler_py.monitoring.aggregate import DEFAULT_MASTER, spark_session
+    from scheduler_py.monitoring.spark import DEFAULT_MASTER, spark_session
 
     extra = options.extra
     sizes = [int(x) for x in extra.get("sizes", "").split(",") if x.strip()] or list(
@@ -278,10 +260,11 @@ def run(options: BenchOptions) -> None:
                 f"{wall:.1f} s",
             )
 
-    png, json_path = report.output_paths(options, NAME)
-    report.plot(png, lambda axes: _draw(axes, results))
-    data = report.common_json(options, NAME, PAPER)
-    data.update(
+    report.publish(
+        options,
+        NAME,
+        PAPER,
+        lambda axes: _draw(axes, results),
         {
             "master": master,
             "cycles": cycles,
@@ -298,10 +281,8 @@ def run(options: BenchOptions) -> None:
                 ]
             },
             "targets": targets,
-        }
+        },
     )
-    report.write_json(json_path, data)
-    report.footer(options, png, json_path)
 
 
 def _draw(axes: Any, results: list[dict[str, Any]]) -> None:

@@ -20,13 +20,29 @@ from pathlib import Path
 
 from scheduler_py.bench.registry import BenchmarkInfo, BenchOptions, benchmarks
 
+DESCRIPTION = (
+    "Run a benchmark that reproduces a paper's evaluation or checks one of our targets; "
+    "prints our numbers beside the paper's and writes <output-dir>/<name>.png and .json."
+)
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="scheduler-py bench",
-        description="Run a benchmark that reproduces a paper's evaluation; prints our numbers "
-        "beside the paper's and writes <output-dir>/<name>.png and .json.",
-    )
+
+class _HelpWithBenchmarks(argparse.Action):
+    """``-h/--help``: the options, then every registered benchmark (loaded only now)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show this help and the benchmarks")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kwargs: object) -> None:
+        parser.print_help()
+        print("\nbenchmarks:")
+        list_benchmarks(benchmarks())
+        parser.exit()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The benchmark options, on this module's parser and on ``scheduler-py bench``'s (which
+    must be created with ``add_help=False``: ``-h`` here also lists the benchmarks)."""
+    parser.add_argument("-h", "--help", action=_HelpWithBenchmarks)
     parser.add_argument(
         "name",
         nargs="?",
@@ -47,9 +63,21 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="KEY=VALUE",
         help="benchmark-specific option, repeatable (e.g. graphs=500, algorithms=td,tl, "
-        "params.tl.key=rs)",
+        "params.tl.key=rs); each benchmark's module docstring lists its keys",
     )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="scheduler-py bench", description=DESCRIPTION, add_help=False
+    )
+    add_arguments(parser)
     return parser
+
+
+def list_benchmarks(known: dict[str, BenchmarkInfo]) -> None:
+    for info in known.values():
+        print(f"  {info.name:24s} {info.paper}\n  {'':24s} {info.summary}")
 
 
 def resolve(name: str, known: dict[str, BenchmarkInfo]) -> list[BenchmarkInfo]:
@@ -75,11 +103,16 @@ def resolve(name: str, known: dict[str, BenchmarkInfo]) -> list[BenchmarkInfo]:
 def main(argv: list[str] | None = None) -> int:
     """Run one benchmark or all of them; returns the process exit code (2 = usage error)."""
     parser = _parser()
-    args = parser.parse_args(argv)
+    return run(parser.parse_args(argv), parser)
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Run what parsed ``args`` (of :func:`add_arguments`) select."""
     known = benchmarks()
     if args.list or not args.name:
-        for info in known.values():
-            print(f"{info.name:24s} {info.paper}\n{'':24s} {info.summary}")
+        if not args.list:
+            print("error: name a benchmark (or 'all'); the benchmarks are:", file=sys.stderr)
+        list_benchmarks(known)
         return 0 if args.list else 2
     extra: dict[str, str] = {}
     for item in args.set:

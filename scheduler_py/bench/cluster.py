@@ -78,18 +78,12 @@ from scheduler_py.bench.cluster_runs import (
     summarise,
     topology_spec,
 )
-from scheduler_py.bench.monitor_overhead import (
-    _aligned,
-    _Cluster,
-    histogram_delta,
-    mean,
-    percentile,
-    read_histograms,
-    step_rate,
-)
+from scheduler_py.bench.local_cluster import LocalCluster, aligned_counts, mean, step_rate
+from scheduler_py.bench.monitor_overhead import histogram_delta, percentile, read_histograms
 from scheduler_py.bench.registry import BenchOptions, benchmark
 from scheduler_py.bench.report import Table, fmt, ratio
 from scheduler_py.devtools import host_counters
+from scheduler_py.devtools.emulated_hosts import EmulatedHosts
 from scheduler_py.devtools.storm_daemon import start_daemon
 
 NAME = "cluster"
@@ -116,9 +110,10 @@ TOPOLOGY_CONF: dict[str, object] = {"topology.workers": 3, "topology.acker.execu
 # --------------------------------------------------------------------------- the cluster
 
 
-class _BenchCluster(_Cluster):
-    """monitor_overhead's cluster with a chosen Nimbus scheduler, optional emulated hosts,
-    and the spouts of the topology being measured."""
+class _BenchCluster(LocalCluster):
+    """The benchmarks' local cluster (``scheduler_py/bench/local_cluster.py``) with a
+    chosen Nimbus scheduler, optional emulated hosts, and the spouts of the topology being
+    measured."""
 
     def __init__(
         self,
@@ -145,14 +140,13 @@ class _BenchCluster(_Cluster):
         if supervisors and not emulation:
             self.env["STORM_SUPERVISORS"] = supervisors
         self.spec = spec
-        self.spouts: tuple[str, ...] = ()
-        self.hosts: host_counters.EmulatedHosts | None = None
+        self.spout_components: tuple[str, ...] = ()
+        self.hosts: EmulatedHosts | None = None
 
     def up(self) -> None:
         super().up()
         self.nimbus.timeout_ms = NIMBUS_TIMEOUT_MS
-        path = host_counters.path_in(self.directory)
-        self.hosts = host_counters.load(path) if path.is_file() else None
+        self.hosts = host_counters.load_if_present(self.directory)
 
     def switch_scheduler(self, spec: SchedulerSpec, timeout: float) -> None:
         """Restart Nimbus alone with ``spec``'s ``storm.scheduler`` (ZooKeeper, the
@@ -188,7 +182,7 @@ class _BenchCluster(_Cluster):
         return {
             f"{r.task_start}-{r.task_end}@{r.host}:{r.port}": r.acked
             for r in self.nimbus.executor_runs(name)
-            if r.component in self.spouts
+            if r.component in self.spout_components
         }
 
     def supervisor_groups(self) -> dict[str, int]:
@@ -324,9 +318,9 @@ def _wait_acking(cluster: _BenchCluster, name: str, timeout: float) -> float:
             return time.monotonic() - started
         if time.monotonic() - started > timeout:
             raise TimeoutError(
-                f"{name}: the spouts ({', '.join(cluster.spouts)}) had not all acked a tuple "
-                f"{timeout:.0f} s after submission (counts {counts}); see the cluster's "
-                f"logs in {cluster.directory / 'logs'}"
+                f"{name}: the spouts ({', '.join(cluster.spout_components)}) had not all "
+                f"acked a tuple {timeout:.0f} s after submission (counts {counts}); see "
+                f"the cluster's logs in {cluster.directory / 'logs'}"
             )
         time.sleep(1.0)
 
@@ -359,7 +353,7 @@ def _measure(
         "emulated": cluster.hosts is not None,
         "conf": conf,
     }
-    cluster.spouts = topology.spouts
+    cluster.spout_components = topology.spouts
     from scheduler_py.devtools import jvm_topologies
 
     submitted = time.monotonic()
@@ -370,12 +364,12 @@ def _measure(
         result["ready_s"] = time.monotonic() - submitted
         time.sleep(settings["warmup"])
         counters = _Counters(cluster)
-        start = _aligned(cluster, name)
+        start = aligned_counts(cluster, name)
         counters.begin()
         start_ms = int(time.time() * 1000)
         histograms_start = read_histograms(latency_dir)
         time.sleep(settings["interval"])
-        end = _aligned(cluster, name)
+        end = aligned_counts(cluster, name)
         measured = counters.end()
         end_ms = int(time.time() * 1000)
         histograms_end = read_histograms(latency_dir)
@@ -461,7 +455,7 @@ class _Session:
         self.cluster_class: str | None = None
         self.start_seconds: list[float] = []
         self.switch_seconds: list[float] = []
-        self.hosts: host_counters.EmulatedHosts | None = None
+        self.hosts: EmulatedHosts | None = None
 
     def emu_env(self) -> dict[str, str] | None:
         if self.emulation == "no":

@@ -1,4 +1,7 @@
-"""One comparison table for every placement algorithm on the same generated workloads.
+"""even, rstorm, t3, online, td, metis, optimal on the same workloads: inter-node traffic, max
+node utilisation, nodes used, planning time.
+
+One comparison table for every placement algorithm on the same generated workloads.
 
 Algorithms: ``even``, ``rstorm``, ``t3`` (its default u_max = 0.8, and u_max = 1 so it may
 fill nodes like the others), ``online``, ``td``, ``metis`` and ``optimal`` (exact; only on
@@ -32,7 +35,7 @@ from dataclasses import replace
 
 from scheduler_py.bench import paper002_t3, paper003_rstorm, report
 from scheduler_py.bench.generators import pipeline_instance, scaling_instance, section73_instance
-from scheduler_py.bench.registry import BenchOptions, benchmark
+from scheduler_py.bench.registry import BenchOptions
 from scheduler_py.model.cost import evaluate
 from scheduler_py.model.types import Node, Problem
 
@@ -105,12 +108,6 @@ def workloads(options: BenchOptions) -> dict[str, Callable[[], list[Problem]]]:
     return result
 
 
-@benchmark(
-    NAME,
-    summary="even, rstorm, t3, online, td, metis, optimal on the same workloads: inter-node "
-    "traffic, max node utilisation, nodes used, planning time.",
-    paper=PAPER,
-)
 def run(options: BenchOptions) -> None:
     report.title("Algorithms compared on shared workloads", PAPER)
     requested = options.extra.get("algorithms")
@@ -193,8 +190,6 @@ def run(options: BenchOptions) -> None:
                 report.line(f"  {label} failure example: {str(row['first_failure'])[:160]}")
         results[family] = rows
 
-    png, json_path = report.output_paths(options, NAME)
-
     def draw(axes) -> None:
         families = list(results)
         labels = [v.label for v in variants]
@@ -209,6 +204,4 @@ def run(options: BenchOptions) -> None:
         axes.set_title("inter-node traffic by workload (lower is better)")
         axes.legend(fontsize=7, ncol=2)
 
-    report.plot(png, draw, width=9.0)
-    report.write_json(json_path, report.common_json(options, NAME, PAPER) | {"results": results})
-    report.footer(options, png, json_path)
+    report.publish(options, NAME, PAPER, draw, {"results": results}, width=9.0)

@@ -1,4 +1,7 @@
-"""Throughput of the monitoring aggregation (PySpark, ``local[2]``) on synthetic records.
+"""PySpark aggregation throughput on synthetic window records: pair rows/s on local[2] for 1 M and
+10 M rows (quick: 50 k), plus the driver's parse rate.
+
+Throughput of the monitoring aggregation (PySpark, ``local[2]``) on synthetic records.
 
 **Spark aggregation.** Synthetic window records are generated *inside* Spark
 (``spark.range``; no driver rows), shaped like a busy topology: 20 workers × 30 windows of
@@ -30,7 +33,7 @@ import time
 from typing import Any
 
 from scheduler_py.bench import report
-from scheduler_py.bench.registry import BenchOptions, benchmark
+from scheduler_py.bench.registry import BenchOptions
 from scheduler_py.bench.report import Table, fmt
 
 NAME = "monitoring_aggregation"
@@ -189,14 +192,8 @@ def time_driver(spark, records: int, rows: int) -> dict[str, Any]:
     }
 
 
-@benchmark(
-    NAME,
-    summary="PySpark aggregation throughput on synthetic window records: pair rows/s on "
-    "local[2] for 1 M and 10 M rows (quick: 50 k), plus the driver's parse rate.",
-    paper=PAPER,
-)
 def run(options: BenchOptions) -> None:
-    from scheduler_py.monitoring.aggregate import spark_session
+    from scheduler_py.monitoring.spark import spark_session
 
     sizes = tuple(int(s) for s in options.extra.get("sizes", "").split(",") if s.strip()) or (
         QUICK_SIZES if options.quick else SIZES
@@ -264,10 +261,11 @@ def run(options: BenchOptions) -> None:
         f"{largest['rate']:,.0f} rows/s at {largest['rows']:,} rows",
     )
 
-    png, json_path = report.output_paths(options, NAME)
-    report.plot(png, lambda axes: _draw(axes, results, master))
-    data = report.common_json(options, NAME, PAPER)
-    data.update(
+    report.publish(
+        options,
+        NAME,
+        PAPER,
+        lambda axes: _draw(axes, results, master),
         {
             "master": master,
             "parallelism": parallelism,
@@ -282,10 +280,8 @@ def run(options: BenchOptions) -> None:
             "results": results,
             "driver": driver,
             "targets": [{"target": "rows/s", "passed": passed, "rate": largest["rate"]}],
-        }
+        },
     )
-    report.write_json(json_path, data)
-    report.footer(options, png, json_path)
 
 
 def _draw(axis, results, master) -> None:

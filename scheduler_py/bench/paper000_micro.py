@@ -1,4 +1,7 @@
-"""§7.1 of paper 000: the two micro-benchmarks of Figure 4 (no numbers in the paper's
+"""§7.1: (a) TL prioritised by IMC vs relative significance as the second pair's IMC shrinks; (b)
+IMC gain as one group's task count grows 10 → 70 (TD stays optimal).
+
+§7.1 of paper 000: the two micro-benchmarks of Figure 4 (no numbers in the paper's
 text; our notes' illustrative runs, §4.1, are printed beside ours).
 
 **(a) Task prioritisation, TL only.** A pipeline ``g0 → g1 → g2`` with PCs 40/40/160 on
@@ -30,7 +33,7 @@ from scheduler_py.bench.generators import (
     prioritisation_instance,
     task_count_instance,
 )
-from scheduler_py.bench.registry import BenchOptions, benchmark
+from scheduler_py.bench.registry import BenchOptions
 from scheduler_py.bench.report import Table, Variant, fmt, ratio
 from scheduler_py.model.types import Problem
 
@@ -82,12 +85,6 @@ def _tl_variants() -> list[Variant]:
     return [Variant("tl[imc]", "tl", {"key": imc}), Variant("tl[rs]", "tl", {"key": rs})]
 
 
-@benchmark(
-    NAME,
-    summary="§7.1: (a) TL prioritised by IMC vs relative significance as the second pair's "
-    "IMC shrinks; (b) IMC gain as one group's task count grows 10 → 70 (TD stays optimal).",
-    paper=PAPER,
-)
 def run(options: BenchOptions) -> None:
     report.title("Micro-benchmarks: prioritisation and task count", PAPER)
     has_optimal = bool(report.available(["optimal"], note="; no optimum column"))
@@ -194,19 +191,19 @@ def run(options: BenchOptions) -> None:
     for label, error in errors.items():
         report.line(f"  {label}: first failure: {error[:200]}")
 
-    png, json_path = report.output_paths(options, NAME)
-    report.plot(png, lambda axes: _draw(axes, part_a, labels_a, part_b, labels_b), panels=2)
-    data = report.common_json(options, NAME, PAPER)
-    data.update(
+    report.publish(
+        options,
+        NAME,
+        PAPER,
+        lambda axes: _draw(axes, part_a, labels_a, part_b, labels_b),
         {
             "prioritisation": {"variants": {v.label: v.params for v in tl}, "rows": part_a},
             "task_count": {"variants": {v.label: v.params for v in variants_b}, "rows": part_b},
             "notes": {"prioritisation": NOTES_A, "task_count": NOTES_B},
             "errors": errors,
-        }
+        },
+        panels=2,
     )
-    report.write_json(json_path, data)
-    report.footer(options, png, json_path)
 
 
 MARKERS = ("o", "s", "^", "v", "D", "x", "P", "*")

@@ -1,4 +1,7 @@
-"""§7.2 of paper 000: allocation throughput, plus a scaling curve.
+"""§7.2: allocations/s of td and tl on the 4×100 pipeline (paper TD 264/s, target ≥ 2,640/s) and
+td's planning time up to 10,000 executors on 500 nodes (target < 1 s).
+
+§7.2 of paper 000: allocation throughput, plus a scaling curve.
 
 **Throughput** (``docs/algorithms/000-topdown.md``). The input is a pipeline of 4 groups × 100
 tasks, every group at
@@ -35,7 +38,7 @@ from scheduler_py.bench.generators import (
     scaling_instance,
     scaling_nodes,
 )
-from scheduler_py.bench.registry import BenchOptions, benchmark
+from scheduler_py.bench.registry import BenchOptions
 from scheduler_py.bench.report import MISSING, Table, fmt, ratio
 from scheduler_py.model.types import Problem
 
@@ -86,12 +89,6 @@ def count_completed(plan, problem: Problem, duration: float) -> dict[str, Any]:
     return {"seconds": duration, "completed": ok, "failed": failed, "cpu_seconds": cpu}
 
 
-@benchmark(
-    NAME,
-    summary="§7.2: allocations/s of td and tl on the 4×100 pipeline (paper TD 264/s, target "
-    "≥ 2,640/s) and td's planning time up to 10,000 executors on 500 nodes (target < 1 s).",
-    paper=PAPER,
-)
 def run(options: BenchOptions) -> None:
     durations = _floats(options.extra.get("durations")) or (
         QUICK_DURATIONS if options.quick else DURATIONS
@@ -145,20 +142,20 @@ def run(options: BenchOptions) -> None:
         )
         verdicts.append({"target": label, "passed": passed, "seconds": point["cpu_seconds"]})
 
-    png, json_path = report.output_paths(options, NAME)
-    report.plot(png, lambda axes: _draw(axes, throughput, scaling, durations), panels=2)
-    data = report.common_json(options, NAME, PAPER)
-    data.update(
+    report.publish(
+        options,
+        NAME,
+        PAPER,
+        lambda axes: _draw(axes, throughput, scaling, durations),
         {
             "durations": list(durations),
             "pinned_core": pinned.core,
             "throughput": throughput,
             "scaling": {a: {str(k): v for k, v in pts.items()} for a, pts in scaling.items()},
             "targets": verdicts,
-        }
+        },
+        panels=2,
     )
-    report.write_json(json_path, data)
-    report.footer(options, png, json_path)
 
 
 def _floats(text: str | None) -> tuple[float, ...]:

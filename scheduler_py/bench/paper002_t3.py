@@ -1,4 +1,7 @@
-"""T3-Scheduler (002) §5: T3 against the exact optimum on the linear / diamond / star
+"""T3 vs the exact optimum (§5): linear/diamond/star, 10-32 tasks, homogeneous 10×4 and
+heterogeneous 3×6+3×4+4×2 clusters; plus App. C (TC-C).
+
+T3-Scheduler (002) §5: T3 against the exact optimum on the linear / diamond / star
 micro-benchmarks, 10-32 tasks, on a homogeneous (10 × 4) and a heterogeneous
 (3 × 6 + 3 × 4 + 4 × 2) cluster; capacity in tasks, every task load 1, every communicating
 task pair rate 1, cost = Eq. 1 = the number of task pairs cut between nodes.
@@ -33,7 +36,7 @@ from itertools import pairwise
 
 from scheduler_py.algorithms import registry
 from scheduler_py.bench import report
-from scheduler_py.bench.registry import BenchOptions, benchmark
+from scheduler_py.bench.registry import BenchOptions
 from scheduler_py.model.cost import evaluate
 from scheduler_py.model.types import Component, Edge, Node, Problem, Topology
 
@@ -278,12 +281,6 @@ def _optimal_cost(prob: Problem, time_limit: float) -> tuple[float | None, bool,
 NAME = "paper002_t3"
 
 
-@benchmark(
-    NAME,
-    summary="T3 vs the exact optimum (§5): linear/diamond/star, 10-32 tasks, homogeneous "
-    "10×4 and heterogeneous 3×6+3×4+4×2 clusters; plus App. C (TC-C).",
-    paper=PAPER,
-)
 def run(options: BenchOptions) -> None:
     report.title("T3-Scheduler vs the exact optimum (Eq. 1 cost = task pairs cut)", PAPER)
     sizes = (10, 14, 18) if options.quick else SIZES
@@ -386,8 +383,6 @@ def run(options: BenchOptions) -> None:
     )
     report.target_line("App. C inter-node cost 115", evaluation.internode_traffic == 115, "")
 
-    png, json_path = report.output_paths(options, NAME)
-
     def draw(axes) -> None:
         for ax, layout in zip(axes, LAYOUTS, strict=True):
             for cluster, style in (("hom", "-"), ("het", "--")):
@@ -400,9 +395,7 @@ def run(options: BenchOptions) -> None:
             ax.set_ylabel("Eq. 1 cost (pairs cut)")
             ax.legend(fontsize=7)
 
-    report.plot(png, draw, panels=3, width=4.5)
-    report.write_json(json_path, report.common_json(options, NAME, PAPER) | {"results": results})
-    report.footer(options, png, json_path)
+    report.publish(options, NAME, PAPER, draw, {"results": results}, panels=3, width=4.5)
 
 
 def tc_c(a: float = 3.0, b: float = 2.0, c: float = 1.0):

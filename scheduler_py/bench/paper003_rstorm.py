@@ -1,4 +1,7 @@
-"""R-Storm (003) reproduction: placements of the paper's micro-benchmarks and Yahoo!
+"""R-Storm vs Storm's default on the paper's 12-machine/2-rack cluster: machines used (6/7/6),
+network metric, rack containment, two-topology rack split.
+
+R-Storm (003) reproduction: placements of the paper's micro-benchmarks and Yahoo!
 topologies on its 12-machine, 2-rack cluster, against Storm's default scheduler.
 
 What the paper measured that a placement alone determines (``docs/algorithms/003-rstorm.md``): the
@@ -36,7 +39,7 @@ from dataclasses import replace
 
 from scheduler_py.algorithms import registry
 from scheduler_py.bench import report
-from scheduler_py.bench.registry import BenchOptions, benchmark
+from scheduler_py.bench.registry import BenchOptions
 from scheduler_py.model.types import Component, Edge, Node, Placement, Problem, Topology
 from scheduler_py.scheduling.documents import plan_cluster
 
@@ -273,12 +276,6 @@ def two_topology_run(per_rack: int = 12) -> dict[str, list[str]]:
 NAME = "paper003_rstorm"
 
 
-@benchmark(
-    NAME,
-    summary="R-Storm vs Storm's default on the paper's 12-machine/2-rack cluster: machines "
-    "used (6/7/6), network metric, rack containment, two-topology rack split.",
-    paper=PAPER,
-)
 def run(options: BenchOptions) -> None:
     report.title("R-Storm placements on 12 machines in 2 racks (computation-bound)", PAPER)
     trials = 50 if options.quick else 500
@@ -359,8 +356,6 @@ def run(options: BenchOptions) -> None:
             f"{ours['net']:.2f} vs {default['net_min']:.2f}",
         )
 
-    png, json_path = report.output_paths(options, NAME)
-
     def draw(axes) -> None:
         x = range(len(names))
         axes.bar(
@@ -377,10 +372,7 @@ def run(options: BenchOptions) -> None:
         axes.set_title("R-Storm vs default, 12 machines / 2 racks")
         axes.legend()
 
-    report.plot(png, draw)
-    data = report.common_json(options, NAME, PAPER) | {"rows": rows, "two_topologies": split}
-    report.write_json(json_path, data)
-    report.footer(options, png, json_path)
+    report.publish(options, NAME, PAPER, draw, {"rows": rows, "two_topologies": split})
 
 
 def placement_table(placement: Placement, nodes: Sequence[Node]) -> Mapping[str, list[str]]:

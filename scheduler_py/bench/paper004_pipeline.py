@@ -1,4 +1,7 @@
-"""Pipeline-based linear scheduling (paper 004, Tantalaki et al., IEEE Access 2020): the
+"""Pipeline scheduling: worked examples, structural table (loads, intra-node share, distance,
+stalls) vs round robin, refinement modes, planning time.
+
+Pipeline-based linear scheduling (paper 004, Tantalaki et al., IEEE Access 2020): the
 reproducible part of its evaluation (``docs/algorithms/004-pipeline.md``).
 
 The scheme is static and topology-only, so every structural quantity is an exact function
@@ -33,7 +36,7 @@ from scheduler_py.algorithms import registry
 from scheduler_py.algorithms.pipeline import matrix as pm
 from scheduler_py.algorithms.pipeline.plan import intra_node_share
 from scheduler_py.bench import report
-from scheduler_py.bench.registry import BenchOptions, benchmark
+from scheduler_py.bench.registry import BenchOptions
 from scheduler_py.model.types import Component, Edge, Node, Problem, Topology
 
 PAPER = "004 Tantalaki et al. 2020 §IV-V; ``docs/algorithms/004-pipeline.md``"
@@ -225,12 +228,6 @@ def periodicity(limit: int) -> bool:
     return True
 
 
-@benchmark(
-    "paper004_pipeline",
-    summary="Pipeline scheduling: worked examples, structural table (loads, intra-node share, "
-    "distance, stalls) vs round robin, refinement modes, planning time.",
-    paper=PAPER,
-)
 def run(options: BenchOptions) -> None:
     report.title("Pipeline-based linear scheduling: structural reproduction", PAPER)
     checks = worked_examples()
@@ -305,8 +302,6 @@ def run(options: BenchOptions) -> None:
         table.add(label, value, "not reproduced (structural proxies above)")
     table.print()
 
-    png, json_path = report.output_paths(options, "paper004_pipeline")
-
     def draw(axes):
         left, right = axes
         x = np.arange(len(rows))
@@ -325,16 +320,11 @@ def run(options: BenchOptions) -> None:
         right.set_title("E7: planning time")
         right.legend(fontsize=8)
 
-    report.plot(png, draw, panels=2)
-    data = report.common_json(options, "paper004_pipeline", PAPER)
-    data.update(
-        {
-            "worked_examples": [{"check": c, "passed": p} for c, p in checks],
-            "structural": rows,
-            "refinement_modes": modes,
-            "timing": times,
-            "periodicity": periodic,
-        }
-    )
-    report.write_json(json_path, data)
-    report.footer(options, png, json_path)
+    fields = {
+        "worked_examples": [{"check": c, "passed": p} for c, p in checks],
+        "structural": rows,
+        "refinement_modes": modes,
+        "timing": times,
+        "periodicity": periodic,
+    }
+    report.publish(options, "paper004_pipeline", PAPER, draw, fields, panels=2)

@@ -35,13 +35,13 @@ message-id ledger (``scheduler_py/devtools/ledger.py``):
 from __future__ import annotations
 
 import statistics
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scheduler_py.bench.sampling import PeriodicSampler
 from scheduler_py.scheduling.interfaces import LiveWorker
 
 SAMPLE_S = 0.1
@@ -82,32 +82,21 @@ class Totals:
         return Sample(t, emitted, acked, {k: w.started_ms for k, w in workers.items()})
 
 
-class Sampler:
+class Sampler(PeriodicSampler):
     """Samples ``read()`` every :data:`SAMPLE_S` in a thread until stopped."""
 
     def __init__(self, read: Callable[[], Mapping[str, LiveWorker]]) -> None:
+        super().__init__(SAMPLE_S, name="live-sampler")
         self.read = read
         self.samples: list[Sample] = []
         self.errors = 0
-        self._stop = threading.Event()
         self._totals = Totals()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="live-sampler")
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.samples.append(self._totals.sample(time.time(), self.read()))
-            except Exception:  # ZooKeeper briefly slow: a gap in the samples, not a crash
-                self.errors += 1
-            self._stop.wait(SAMPLE_S)
-
-    def __enter__(self) -> Sampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
+    def sample(self) -> None:
+        try:
+            self.samples.append(self._totals.sample(time.time(), self.read()))
+        except Exception:  # ZooKeeper briefly slow: a gap in the samples, not a crash
+            self.errors += 1
 
 
 def rate(samples: Sequence[Sample], start: float, end: float) -> float | None:
@@ -231,8 +220,8 @@ SETTLE_TIMEOUT_S = 180.0
 
 @dataclass
 class Comparison:
-    """What the driver needs of the benchmark's cluster (``reconfig_pause._ReconfigCluster``)
-    and of its replan follower (``reconfig_pause._reconfigure``)."""
+    """What the driver needs of the benchmark's cluster (``local_cluster.BrainCluster``)
+    and of its replan follower (``reconfig_workloads.reconfigure``)."""
 
     cluster: Any
     name: str

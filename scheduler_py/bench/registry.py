@@ -1,11 +1,16 @@
 """Registry of benchmarks by name.
 
-A benchmark is ``run(options: BenchOptions) -> None``: it prints its own tables (see
-:mod:`scheduler_py.bench.report`) and writes any plot under ``options.output_dir``.
+A benchmark is a module ``scheduler_py/bench/<name>.py`` listed in :data:`MODULES`, with
+``run(options: BenchOptions) -> None`` (it prints its own tables, see
+:mod:`scheduler_py.bench.report`, and writes any plot under ``options.output_dir``) and a
+``PAPER`` string (what it reproduces); the first paragraph of its docstring is the summary
+``scheduler-py bench --list`` prints. A function decorated with :func:`benchmark` registers
+too (with its summary and paper given explicitly).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +38,37 @@ class BenchmarkInfo:
 
 _BENCHMARKS: dict[str, BenchmarkInfo] = {}
 
+MODULES = (
+    "paper000_micro",
+    "paper000_optimality",
+    "paper000_throughput",
+    "paper001_albic",
+    "paper002_t3",
+    "paper003_rstorm",
+    "paper004_pipeline",
+    "compare",
+    "monitoring_aggregation",
+    "aggregate_scale",
+    "monitor_overhead",
+    "reconfig_pause",
+)
+"""Every benchmark module (the benchmark's name is the module's)."""
+
+
+def summary_of(doc: str | None) -> str:
+    """The first paragraph of a docstring, on one line."""
+    first = (doc or "").strip().split("\n\n", 1)[0]
+    return " ".join(first.split())
+
+
+def _register_modules() -> None:
+    for name in MODULES:
+        if name not in _BENCHMARKS:
+            module = importlib.import_module(f"scheduler_py.bench.{name}")
+            _BENCHMARKS[name] = BenchmarkInfo(
+                name, module.run, summary_of(module.__doc__), module.PAPER
+            )
+
 
 def benchmark(name: str, *, summary: str, paper: str) -> Callable[[BenchFunction], BenchFunction]:
     def decorate(run: BenchFunction) -> BenchFunction:
@@ -48,4 +84,5 @@ def benchmarks() -> dict[str, BenchmarkInfo]:
     from scheduler_py import bench
 
     bench.load_all()
+    _register_modules()
     return dict(sorted(_BENCHMARKS.items()))

@@ -367,6 +367,26 @@ def footer(options: BenchOptions, png: Path | None, json_path: Path | None) -> d
     return info_
 
 
+def publish(
+    options: BenchOptions,
+    name: str,
+    paper: str,
+    draw: Callable[[Any], None],
+    fields: Mapping[str, Any],
+    *,
+    panels: int = 1,
+    width: float = 6.0,
+) -> tuple[Path, Path]:
+    """How every benchmark ends: ``<name>.png`` drawn by ``draw`` (see :func:`plot`),
+    ``<name>.json`` with :func:`common_json` and ``fields``, then the :func:`footer`.
+    Returns the two paths."""
+    png, json_path = output_paths(options, name)
+    plot(png, draw, panels=panels, width=width)
+    write_json(json_path, common_json(options, name, paper) | dict(fields))
+    footer(options, png, json_path)
+    return png, json_path
+
+
 def common_json(options: BenchOptions, name: str, paper: str) -> dict[str, Any]:
     return {
         "benchmark": name,

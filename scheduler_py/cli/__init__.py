@@ -134,9 +134,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from scheduler_py.bench.cli import main as bench_main
+    from scheduler_py.bench.cli import run as run_bench
 
-    return bench_main(args.rest)
+    return run_bench(args, args.bench_parser)
 
 
 def cmd_aggregate(args: argparse.Namespace) -> int:
@@ -233,9 +233,17 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     plan.set_defaults(func=cmd_plan)
 
-    bench = sub.add_parser("bench", help="run a benchmark by name (or 'all'); see --help")
-    bench.add_argument("rest", nargs=argparse.REMAINDER)
-    bench.set_defaults(func=cmd_bench)
+    from scheduler_py.bench.cli import DESCRIPTION as BENCH_DESCRIPTION
+    from scheduler_py.bench.cli import add_arguments as add_bench_arguments
+
+    bench = sub.add_parser(
+        "bench",
+        help="run a benchmark by name (or 'all'); --list shows them",
+        description=BENCH_DESCRIPTION,
+        add_help=False,
+    )
+    add_bench_arguments(bench)
+    bench.set_defaults(func=cmd_bench, bench_parser=bench)
 
     from scheduler_py.cli.aggregate import add_arguments as add_aggregate_arguments
 

@@ -89,7 +89,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=parse_duration,
         default=15_000,
         metavar="DURATION",
-        help="give up connecting to ZooKeeper after this long (default 15s)",
+        help="give up connecting to ZooKeeper, or waiting for one of its answers, after this "
+        "long (default 15s)",
     )
     parser.add_argument(
         "--root",
@@ -167,7 +168,7 @@ def running_topologies(nimbus: str) -> set[str] | None:
 
 
 def _report(summary: Any, root: str, as_json: bool) -> None:
-    """Print what one run did (``summary``: a ``monitoring.aggregate.RunSummary``)."""
+    """Print what one run did (``summary``: a ``monitoring.job.RunSummary``)."""
     if as_json:
         print(json.dumps(summary.documents, indent=2, sort_keys=True), flush=True)
     for document in summary.documents.values():
@@ -212,8 +213,9 @@ def run(args: argparse.Namespace) -> int:
     from kazoo.exceptions import KazooException
     from kazoo.handlers.threading import KazooTimeoutError
 
-    from scheduler_py.monitoring.aggregate import AggregationJob, JobConfig, spark_session
+    from scheduler_py.monitoring.job import AggregationJob, JobConfig
     from scheduler_py.monitoring.masters import unreachable_master
+    from scheduler_py.monitoring.spark import spark_session
     from scheduler_py.monitoring.zk import MonitorStore, connect
     from scheduler_py.nimbus import default_nimbus
 
@@ -242,7 +244,7 @@ def run(args: argparse.Namespace) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT):
             previous[sig] = signal.signal(sig, lambda *_: stop.set())
     try:
-        store = MonitorStore(client, args.root)
+        store = MonitorStore(client, args.root, args.zookeeper_timeout / 1000.0)
         applied = priority.apply(wanted)  # before the Spark JVM starts: it inherits both
         if applied:
             log.info("aggregation runs at a lower CPU priority: %s", "; ".join(applied))

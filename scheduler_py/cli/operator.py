@@ -189,6 +189,14 @@ def render_history(entries: list[dict[str, Any]]) -> str:
 
 
 # -- commands ----------------------------------------------------------------------------
+def _topology_command(command: str, description: str) -> argparse.ArgumentParser:
+    """The parser of a ``scheduler-py COMMAND TOPOLOGY`` operator command; the caller adds
+    its own options, then :func:`_common`."""
+    parser = argparse.ArgumentParser(prog=f"scheduler-py {command}", description=description)
+    parser.add_argument("topology", help="topology name (or id)")
+    return parser
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--brain",
@@ -199,12 +207,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def replan_main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="scheduler-py replan",
-        description="Re-plan a running topology under its current costs and, unless "
-        "--dry-run, apply the plan through the drain-out path.",
+    parser = _topology_command(
+        "replan",
+        "Re-plan a running topology under its current costs and, unless --dry-run, apply "
+        "the plan through the drain-out path.",
     )
-    parser.add_argument("topology", help="topology name (or id)")
     parser.add_argument("--algorithm", "-a", default="", help="default: the topology's own")
     parser.add_argument("--dry-run", action="store_true", help="show the plan, change nothing")
     parser.add_argument(
@@ -270,12 +277,11 @@ def _follow(args: argparse.Namespace, entry_id: str) -> int:
 
 
 def history_main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="scheduler-py history",
-        description="A topology's reconfiguration history: every trigger decision, taken or "
-        "declined, with its numbers and outcome.",
+    parser = _topology_command(
+        "history",
+        "A topology's reconfiguration history: every trigger decision, taken or declined, "
+        "with its numbers and outcome.",
     )
-    parser.add_argument("topology", help="topology name (or id)")
     parser.add_argument(
         "--state-dir", help="read the brain's history files directly (the brain may be down)"
     )

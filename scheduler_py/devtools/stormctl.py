@@ -111,11 +111,15 @@ def _print_topology(state: TopologyState) -> None:
         print(f"  ERROR {comp}: {errs[0]}")
 
 
+def _no_topology(name: str) -> int:
+    print(f"stormctl: no topology named {name}", file=sys.stderr)
+    return 1
+
+
 def cmd_topology(ctl: NimbusCtl, args) -> int:
     state = ctl.topology_state(args.name)
     if state is None:
-        print(f"stormctl: no topology named {args.name}", file=sys.stderr)
-        return 1
+        return _no_topology(args.name)
     if args.json:
         print(json.dumps(asdict(state), indent=2))
     else:
@@ -126,8 +130,7 @@ def cmd_topology(ctl: NimbusCtl, args) -> int:
 def cmd_conf(ctl: NimbusCtl, args) -> int:
     conf = ctl.topology_conf(args.name)
     if conf is None:
-        print(f"stormctl: no topology named {args.name}", file=sys.stderr)
-        return 1
+        return _no_topology(args.name)
     if args.key:
         if args.key not in conf:
             print(f"stormctl: {args.key} not set for {args.name}", file=sys.stderr)
@@ -176,7 +179,7 @@ def cmd_wait_topology(ctl: NimbusCtl, args) -> int:
 
 def cmd_kill(ctl: NimbusCtl, args) -> int:
     if ctl.find_topology_id(args.name) is None:
-        print(f"stormctl: no topology named {args.name}", file=sys.stderr)
+        _no_topology(args.name)
         return 0 if args.missing_ok else 1
     ctl.kill(args.name, args.wait_secs)
     if (

@@ -1,179 +1,48 @@
-"""The PySpark aggregation job: window records → the aggregate of contract §4.
+"""The Spark part of the aggregation: window records → the tables of the aggregate
+(contract §4), all topologies in one job (:func:`aggregate_frames`).
 
-Why this module is over 500 lines: the Spark DataFrame plan of one aggregation
-(:func:`aggregate_frames`) is a single expression pipeline best read in one place; the
-Spark-free parts live in ``documents.py`` and ``change.py``.
+The job around it (ZooKeeper, parsing, change signal, writing) is
+:mod:`scheduler_py.monitoring.job`; the session is :mod:`scheduler_py.monitoring.spark`;
+the Spark-free parts (parsing, documents) live in ``documents.py`` and ``change.py``.
+What the DataFrame plan computes:
 
-One run (:meth:`AggregationJob.run_once`):
-
-1. cleanup: with the list of running topologies (from Nimbus), every monitoring znode of a
-   topology that no longer runs is deleted;
-2. read every window znode of every running topology (:mod:`.zk`), parse and validate it
-   on the driver (:mod:`.records`): corrupt ones (bad gzip/JSON, missing fields, negative
-   numbers, a record published under another worker's znode…) are skipped and counted;
-3. aggregate with Spark DataFrames (:func:`aggregate_frames`), all topologies in one job:
-
-   * **duplicates**: records of the same worker (supervisor id + port) with the same
-     ``window_end_ms``; the one with the highest ``seq`` is kept (then the first read);
-   * **sliding window**: a record belongs to the window iff ``window_end_ms > now − W``
-     (``--window``, default 60 s). Arrival and ``seq`` order play no role: out-of-order
-     records land where their window math puts them;
-   * **executor CPU %** = Σ(thread + subprocess CPU ms) / Σ(window ms) × 100 over the
-     executor's records in the window, i.e. percent of one core averaged over the time the
-     executor was actually observed (a worker that started 20 s ago is not diluted);
-   * **pairs**: traffic rows summed per (source executor, destination executor), streams
-     merged. The source task maps to the executor of the *publishing* record; the
-     destination task to the executor that most recently listed it in any retained record
-     (a task no record lists stays a one-task range). Rates are per second of the source
-     executor's observed time;
-   * **components**: Σ CPU, ``cpu_cv`` = coefficient of variation (population σ / mean) of
-     the executors' CPU, ``in_tuples_cv`` the same for inbound tuples/s, in/out totals;
-     **edges**: pairs summed per (source component, destination component);
-   * **workers**: per ``supervisor:port`` CPU % of the JVM and of its overhead threads;
-     **missing**: workers with records earlier (within the retention) but none in the
-     window, with ``last_seen_ms``;
-4. change signal (``monitoring/change.py``): the mean of ``‖x − ref‖₁ / ‖ref‖₁`` over
-   x = CPU % per executor and x = tuples/s per pair, against
-   ``<root>/reference/<topology-id>`` (the first aggregate becomes the reference;
-   ``reset_reference`` replaces it);
-5. write ``<root>/aggregate/<topology-id>`` (gzip JSON; pairs beyond the znode limit are
-   dropped, smallest first, and counted in ``truncated_output_pairs``), optionally append
-   the tables to a Parquet dataset, and delete window znodes older than the retention.
-
-The Spark session is small on purpose (:func:`spark_session`): no UI, few shuffle
-partitions, modest driver memory; the inputs are a few hundred records per topology.
+* **duplicates**: records of the same worker (supervisor id + port) with the same
+  ``window_end_ms``; the one with the highest ``seq`` is kept (then the first read);
+* **sliding window**: a record belongs to the window iff ``window_end_ms > now − W``
+  (``--window``, default 60 s). Arrival and ``seq`` order play no role: out-of-order
+  records land where their window math puts them;
+* **executor CPU %** = Σ(thread + subprocess CPU ms) / Σ(window ms) × 100 over the
+  executor's records in the window, i.e. percent of one core averaged over the time the
+  executor was actually observed (a worker that started 20 s ago is not diluted);
+* **pairs**: traffic rows summed per (source executor, destination executor), streams
+  merged. The source task maps to the executor of the *publishing* record; the
+  destination task to the executor that most recently listed it in any retained record
+  (a task no record lists stays a one-task range). Rates are per second of the source
+  executor's observed time;
+* **components**: Σ CPU, ``cpu_cv`` = coefficient of variation (population σ / mean) of
+  the executors' CPU, ``in_tuples_cv`` the same for inbound tuples/s, in/out totals;
+  **edges**: pairs summed per (source component, destination component);
+* **workers**: per ``supervisor:port`` CPU % of the JVM and of its overhead threads;
+  **missing**: workers with records earlier (within the retention) but none in the
+  window, with ``last_seen_ms``.
 """
 
 from __future__ import annotations
 
-import logging
-import os
-import sys
-import tempfile
-import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from scheduler_py.monitoring.change import apply_change, fit_reference
-from scheduler_py.monitoring.documents import (
-    ParseCache,
-    Tables,
-    build_documents,
-    fit_znode,
-    parse_windows,
-)
-from scheduler_py.monitoring.masters import master_on_loopback
+from scheduler_py.monitoring.documents import Tables
 from scheduler_py.monitoring.records import (
     EXECUTOR_COLUMNS,
     RECORD_COLUMNS,
     TRAFFIC_COLUMNS,
     FlatRecords,
-    flatten,
 )
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-    from scheduler_py.monitoring.zk import MonitorStore, RawWindow
-
-log = logging.getLogger(__name__)
-
-DEFAULT_MASTER = "local[1]"
-"""One core: the inputs are small, and a cycle must not take the cores the topologies need
-(README "Monitoring cost"); ``--master local[*]`` or a Spark cluster for thousands of
-executors."""
-DEFAULT_WINDOW_MS = 60_000
-DEFAULT_RETENTION_MS = 300_000
-"""30 windows of the monitor's default 10 s (``scheduler.monitor.retention.windows``)."""
-
-SPARK_DEFAULTS: dict[str, str] = {
-    "spark.ui.enabled": "false",
-    "spark.ui.showConsoleProgress": "false",
-    # the inputs are kilobytes to a few megabytes: one partition per shuffle, and no adaptive
-    # execution (it runs every shuffle stage as a job of its own: 32 jobs per cycle instead
-    # of 10, README "Monitoring cost")
-    "spark.sql.shuffle.partitions": "1",
-    "spark.sql.adaptive.enabled": "false",
-    # one cycle generates more Java classes than Spark's default cache of 100 holds: with the
-    # default, every warm cycle compiled most of them again (Janino took most of its CPU)
-    "spark.sql.codegen.cache.maxEntries": "1000",
-    # an upper bound: the heap grows only as far as a cycle needs (5,000 executors: ~2 GB)
-    "spark.driver.memory": "3g",
-    "spark.sql.session.timeZone": "UTC",
-}
-DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-"""The driver JVM compiles with C1 only and collects garbage on one thread: a warm cycle costs
-half the CPU (the C2 compiler and the parallel collector's threads ran beside every cycle)."""
-LOCAL_DEFAULTS: dict[str, str] = {
-    "spark.driver.host": "127.0.0.1",
-    "spark.driver.bindAddress": "127.0.0.1",
-}
-
-_SESSION: SparkSession | None = None
-
-
-def spark_session(
-    master: str = DEFAULT_MASTER,
-    conf: Mapping[str, str] | None = None,
-    app: str = "scheduler-py",
-) -> SparkSession:
-    """The process's Spark session (created once; later calls return it).
-
-    Defaults: :data:`SPARK_DEFAULTS`, and the loopback driver address for ``local`` masters
-    and for standalone masters on loopback (``deploy/spark-up.sh``: their executors reach the
-    driver there; elsewhere Spark advertises the host's address); ``conf`` overrides them.
-    The JVM inherits nothing from a ``spark-defaults.conf`` beyond what Spark itself reads.
-    Executors run ``PYSPARK_PYTHON``, this interpreter unless set: on a standalone worker it
-    must exist at the same path (same venv or image).
-    """
-    global _SESSION
-    if _SESSION is not None and _SESSION.sparkContext._jsc is not None:
-        return _SESSION
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-
-    settings = dict(SPARK_DEFAULTS)
-    if master.startswith("local") or master_on_loopback(master):
-        settings.update(LOCAL_DEFAULTS)
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    settings.update(conf or {})
-    if "spark.driver.extraJavaOptions" not in settings:
-        settings["spark.driver.extraJavaOptions"] = (
-            f"{DRIVER_JAVA_OPTIONS} -Dlog4j2.configurationFile={_log4j2_file()}"
-        )
-    builder = SparkSession.builder.master(master).appName(app)
-    for key, value in settings.items():
-        builder = builder.config(key, value)
-    _SESSION = builder.getOrCreate()
-    _SESSION.sparkContext.setLogLevel(os.environ.get("SCHEDULER_PY_SPARK_LOG_LEVEL", "ERROR"))
-    return _SESSION
-
-
-LOG4J2 = """# scheduler-py aggregate: Spark's driver logs warnings and errors only, to stderr
-rootLogger.level = warn
-rootLogger.appenderRef.stderr.ref = stderr
-appender.console.type = Console
-appender.console.name = stderr
-appender.console.target = SYSTEM_ERR
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
-logger.native.name = org.apache.hadoop.util.NativeCodeLoader
-logger.native.level = error
-"""
-
-
-def _log4j2_file() -> str:
-    """A quiet log4j2 configuration for the driver JVM, written once per process."""
-    path = Path(tempfile.gettempdir()) / f"scheduler-py-spark-log4j2-{os.getuid()}.properties"
-    if not path.exists() or path.read_text() != LOG4J2:
-        path.write_text(LOG4J2)
-    return str(path)
-
-
-# --------------------------------------------------------------------------- Spark part
 
 
 def _schemas():
@@ -470,139 +339,6 @@ def aggregate_rows(spark: SparkSession, flat: FlatRecords, now_ms: int, window_m
     if not flat.records:
         return Tables()
     return collect(aggregate_frames(frames_from_rows(spark, flat, now_ms - window_ms)))
-
-
-# --------------------------------------------------------------------------- the job
-
-
-@dataclass
-class JobConfig:
-    window_ms: int = DEFAULT_WINDOW_MS
-    retention_ms: int = DEFAULT_RETENTION_MS
-    parquet: Path | None = None
-
-
-@dataclass
-class RunSummary:
-    """What one run did (the CLI prints it)."""
-
-    documents: dict[str, dict[str, Any]]
-    deleted_topologies: list[str]
-    deleted_windows: int
-    read_windows: int
-    seconds: float
-    reasons: dict[str, list[str]]
-    new_windows: int = 0
-    """window znodes not seen by an earlier run of this job (read and parsed this run)"""
-    skipped: bool = False
-    """no new window since the last run: no Spark work, the aggregates were left as they are"""
-    phases: dict[str, float] = field(default_factory=dict)
-    """seconds per phase: ``zookeeper`` (listing and reading), ``parse``, ``spark``, ``write``"""
-
-
-class AggregationJob:
-    """Aggregates every running topology's windows into its aggregate znode.
-
-    The job keeps what it read: a window znode is read and parsed once, and a run that finds
-    no window it has not seen does no Spark work and rewrites nothing (the aggregates keep
-    their ``computed_at_ms``, so the brain's freshness rule sees that nothing new arrived).
-    """
-
-    def __init__(self, spark: SparkSession, store: MonitorStore, config: JobConfig) -> None:
-        self.spark = spark
-        self.store = store
-        self.config = config
-        self._windows: dict[str, RawWindow] = {}
-        self._parsed: ParseCache = {}
-        self._runs = 0
-
-    def run_once(
-        self,
-        now_ms: int | None = None,
-        running: set[str] | None = None,
-        reset_reference: bool = False,
-    ) -> RunSummary:
-        """One aggregation. ``running``: topology ids Nimbus lists (``None`` = unknown: no
-        topology is deleted and every monitored one is aggregated)."""
-        started = time.perf_counter()
-        phases: dict[str, float] = {}
-        now = int(time.time() * 1000) if now_ms is None else int(now_ms)
-        deleted = []
-        if running is not None:
-            for topology_id in sorted(self.store.known_topologies() - set(running)):
-                self.store.delete_topology(topology_id)
-                deleted.append(topology_id)
-                log.info("deleted the monitoring znodes of %s (no longer running)", topology_id)
-        topologies = self.store.topologies()
-        raw: list[RawWindow] = []
-        for topology_id in topologies:
-            raw.extend(self.store.load_windows(topology_id, self._windows))
-        seen = {self.store.window_path(window): window for window in raw}
-        new_windows = len(seen.keys() - self._windows.keys())
-        self._windows = seen
-        phases["zookeeper"] = time.perf_counter() - started
-        skip = self._runs > 0 and new_windows == 0 and not reset_reference
-        self._runs += 1
-        documents: dict[str, dict[str, Any]] = {}
-        reasons: dict[str, list[str]] = {}
-        if not skip:
-            documents, reasons = self._aggregate(raw, topologies, now, reset_reference, phases)
-        mark = time.perf_counter()
-        deleted_windows = self.store.delete_old_windows(
-            raw, now - self.config.retention_ms, topologies
-        )
-        phases["write"] = phases.get("write", 0.0) + time.perf_counter() - mark
-        return RunSummary(
-            documents,
-            deleted,
-            deleted_windows,
-            len(raw),
-            time.perf_counter() - started,
-            reasons,
-            new_windows=new_windows,
-            skipped=skip,
-            phases=phases,
-        )
-
-    def _aggregate(
-        self,
-        raw: list[RawWindow],
-        topologies: list[str],
-        now: int,
-        reset_reference: bool,
-        phases: dict[str, float],
-    ) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]]]:
-        mark = time.perf_counter()
-        parsed = parse_windows(raw, cache=self._parsed, now_ms=now)
-        for topology_id, reasons in parsed.reasons.items():
-            log.warning(
-                "%s: %d corrupt record(s) skipped, e.g. %s",
-                topology_id,
-                parsed.corrupt[topology_id],
-                "; ".join(reasons[:3]),
-            )
-        window = self.config.window_ms
-        flat = flatten(parsed.records, traffic_after_ms=now - window)
-        phases["parse"] = time.perf_counter() - mark
-        mark = time.perf_counter()
-        if flat.records:
-            result = aggregate_frames(frames_from_rows(self.spark, flat, now - window))
-            tables = collect(result)
-            if self.config.parquet is not None:
-                write_parquet(result, self.config.parquet, now)
-        else:
-            tables = Tables()
-        phases["spark"] = time.perf_counter() - mark
-        mark = time.perf_counter()
-        documents = build_documents(tables, topologies, now, window, parsed.corrupt)
-        for topology_id, document in documents.items():
-            stored = self.store.read_reference(topology_id)
-            new_reference = apply_change(document, stored, reset_reference)
-            if new_reference is not None:
-                self.store.write_reference(topology_id, fit_reference(new_reference))
-            self.store.write_aggregate(topology_id, fit_znode(document))
-        phases["write"] = time.perf_counter() - mark
-        return documents, dict(parsed.reasons)
 
 
 def write_parquet(result: AggregateFrames, directory: Path, now_ms: int) -> None:

@@ -5,7 +5,7 @@ measured costs moved from a stored reference, which the reconfiguration trigger 
 x is the vector of CPU % per executor and tuples/s per executor pair (:func:`change_vector`);
 the signal is ``‖x − x_ref‖₁ / ‖x_ref‖₁`` computed for each of the two parts against its own
 reference, then averaged (:func:`l1_relative`). The aggregation job
-(``monitoring/aggregate.py``) fills every aggregate's ``change`` with :func:`apply_change`.
+(``monitoring/job.py``) fills every aggregate's ``change`` with :func:`apply_change`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Aggregate documents (contract ``docs/monitoring-format.md`` §4) from the Spark tables:
 parsing and validating window znodes on the driver, one document per topology, and fitting a
 document into a znode. Spark-free, so the documents can be built and tested without a
-session; ``monitoring/aggregate.py`` runs the job around it.
+session; ``monitoring/job.py`` runs the job around it.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Where a Spark master runs, as far as the aggregation's driver needs to know
-(:func:`scheduler_py.monitoring.aggregate.spark_session`)."""
+(:func:`scheduler_py.monitoring.spark.spark_session`)."""
 
 from __future__ import annotations
 

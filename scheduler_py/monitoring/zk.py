@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError, NotEmptyError
+from kazoo.exceptions import NoNodeError, NotEmptyError, OperationTimeoutError
+from kazoo.handlers.threading import KazooTimeoutError
 
 from scheduler_py.monitoring import znodes
 from scheduler_py.monitoring.records import (
@@ -39,6 +40,8 @@ WINDOW_PREFIX = znodes.WINDOW_PREFIX
 
 DEFAULT_HOSTS = "127.0.0.1:2181"
 ZNODE_LIMIT = 1_000_000
+OPERATION_TIMEOUT_SECS = 30.0
+"""the longest a MonitorStore call waits for ZooKeeper"""
 """ZooKeeper's default ``jute.maxbuffer`` (a znode's data must stay below it)."""
 
 
@@ -89,11 +92,32 @@ def connect_in_background(hosts: str = DEFAULT_HOSTS, timeout: float = 10.0) -> 
 
 
 class MonitorStore:
-    """Reads and writes the monitoring znodes under ``root`` with a started kazoo client."""
+    """Reads and writes the monitoring znodes under ``root`` with a started kazoo client.
 
-    def __init__(self, client: KazooClient, root: str = DEFAULT_ROOT) -> None:
+    Every call waits at most ``operation_timeout`` seconds and then raises kazoo's
+    :class:`~kazoo.exceptions.OperationTimeoutError` (a ``KazooException``): kazoo's own
+    synchronous calls wait without limit for a connection that may never come back, which
+    once hung ``scheduler-py aggregate --every`` after a ZooKeeper restart on a busy machine.
+    """
+
+    def __init__(
+        self,
+        client: KazooClient,
+        root: str = DEFAULT_ROOT,
+        operation_timeout: float = OPERATION_TIMEOUT_SECS,
+    ) -> None:
         self.client = client
         self.root = znodes.normalise_root(root)
+        self.operation_timeout = operation_timeout
+
+    def _wait(self, result: Any) -> Any:
+        """The value of a kazoo async result, or ``OperationTimeoutError`` after the timeout."""
+        try:
+            return result.get(timeout=self.operation_timeout)
+        except KazooTimeoutError as error:
+            raise OperationTimeoutError(
+                f"ZooKeeper did not answer within {self.operation_timeout:g} s"
+            ) from error
 
     # -- paths (scheduler_py/monitoring/znodes.py) ----------------------------------------
     def monitor_path(self, topology_id: str | None = None, worker: str | None = None) -> str:
@@ -108,7 +132,7 @@ class MonitorStore:
     # -- reading --------------------------------------------------------------------------
     def _children(self, path: str) -> list[str]:
         try:
-            return sorted(self.client.get_children(path))
+            return sorted(self._wait(self.client.get_children_async(path)))
         except NoNodeError:
             return []
 
@@ -147,7 +171,7 @@ class MonitorStore:
                     pending.append((worker, name, self.client.get_async(path)))
         for worker, name, result in pending:
             try:
-                data, stat = result.get()
+                data, stat = self._wait(result)
             except NoNodeError:  # deleted meanwhile (the worker's own retention)
                 continue
             window = RawWindow(topology_id, worker, name, data or b"", int(stat.mtime))
@@ -156,7 +180,7 @@ class MonitorStore:
 
     def _read_json(self, path: str) -> Any | None:
         try:
-            data, _ = self.client.get(path)
+            data, _ = self._wait(self.client.get_async(path))
         except NoNodeError:
             return None
         try:
@@ -178,9 +202,9 @@ class MonitorStore:
         if len(data) >= ZNODE_LIMIT:
             raise ValueError(f"{path}: {len(data)} bytes exceed ZooKeeper's znode limit")
         try:
-            self.client.set(path, data)
+            self._wait(self.client.set_async(path, data))
         except NoNodeError:
-            self.client.create(path, data, makepath=True)
+            self._wait(self.client.create_async(path, data, makepath=True))
 
     def write_aggregate(self, topology_id: str, document: Mapping[str, Any] | bytes) -> int:
         """Write the aggregate (a document, or its already encoded bytes); returns its size."""
@@ -208,8 +232,15 @@ class MonitorStore:
             self.reference_path(topology_id),
             znodes.live_path(self.root, topology_id),
         ):
-            with contextlib.suppress(NoNodeError):
-                self.client.delete(path, recursive=True)
+            self._delete_tree(path)
+
+    def _delete_tree(self, path: str) -> None:
+        """Delete ``path`` and everything below it (gone already is fine)."""
+        with contextlib.suppress(NoNodeError):
+            for child in self._wait(self.client.get_children_async(path)):
+                self._delete_tree(f"{path}/{child}")
+        with contextlib.suppress(NoNodeError, NotEmptyError):  # NotEmpty: a write raced in
+            self._wait(self.client.delete_async(path))
 
     def delete_old_windows(
         self, windows: Iterable[RawWindow], cutoff_ms: int, topologies: Iterable[str] = ()
@@ -230,7 +261,7 @@ class MonitorStore:
         deleted = 0
         for result in pending:  # issued together: one round trip's wait, not one per window
             try:
-                result.get()
+                self._wait(result)
                 deleted += 1
             except NoNodeError:
                 pass
@@ -244,9 +275,9 @@ class MonitorStore:
         ]
         for path, listing in listings:
             try:
-                children, stat = listing.get()
+                children, stat = self._wait(listing)
                 if not children and stat.ctime < cutoff_ms:
-                    self.client.delete(path)  # refused if a window arrived meanwhile
+                    self._wait(self.client.delete_async(path))  # refused if a window arrived
             except (NoNodeError, NotEmptyError):
                 pass
         return deleted

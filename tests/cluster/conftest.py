@@ -164,9 +164,11 @@ def _read_env(path: Path) -> dict[str, str]:
     return values
 
 
-@pytest.fixture(scope="session")
-def cluster(tmp_path_factory: pytest.TempPathFactory):
-    directory = tmp_path_factory.mktemp("storm-cluster")
+@contextlib.contextmanager
+def start_cluster(directory: Path, **settings: str):
+    """A cluster started by deploy/cluster-up.sh in ``directory`` with the test defaults
+    (the real brain, no periodic aggregation) and ``settings`` (environment variables of
+    the deploy scripts, e.g. ``EMU_HOSTS="4"``), stopped again by deploy/cluster-down.sh."""
     env = dict(os.environ)
     env.update(
         CLUSTER_DIR=str(directory),
@@ -177,6 +179,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):
         AGGREGATE="no",
         STORM_SCHEDULER="io.schedulerpy.storm.BrainScheduler",
     )
+    env.update(settings)
     up = subprocess.run(
         [str(DEPLOY / "cluster-up.sh")],
         env=env,
@@ -200,3 +203,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):
             check=False,
         )
         assert down.returncode == 0, f"cluster-down left processes:\n{down.stdout}\n{down.stderr}"
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory):
+    with start_cluster(tmp_path_factory.mktemp("storm-cluster")) as started:
+        yield started

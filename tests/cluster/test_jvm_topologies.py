@@ -5,12 +5,10 @@ conf, every component runs, and the spouts' acked counts grow."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from scheduler_py.devtools.jvm_topologies import submit
-from tests.cluster.waiting import wait_until
+from tests.cluster.waiting import machine_timeout, wait_until
 
 pytestmark = pytest.mark.cluster
 
@@ -38,14 +36,6 @@ EXECUTORS = {
 }
 
 
-def _machine_timeout(base_s: float) -> float:
-    """``base_s`` on an idle machine, stretched by how many runnable processes each CPU has
-    (the 1-minute load average per CPU), at most 4×."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    load_per_cpu = os.getloadavg()[0] / max(1, cpus or 1)
-    return base_s * min(4.0, max(1.0, load_per_cpu))
-
-
 def _executors(cluster, name: str) -> dict[str, int]:
     counts: dict[str, int] = {}
     for run in cluster.nimbus.executor_runs(name):
@@ -71,10 +61,10 @@ def _wait_acked_growing(cluster, name: str) -> None:
             f"errors={state.errors})"
         )
 
-    first = wait_until(acked, _machine_timeout(90), f"{name}'s spouts to ack tuples", describe)
+    first = wait_until(acked, machine_timeout(90), f"{name}'s spouts to ack tuples", describe)
     wait_until(
         lambda: acked() > first,
-        _machine_timeout(4 * STATS_PERIOD_S),
+        machine_timeout(4 * STATS_PERIOD_S),
         f"{name}'s acked count to grow past {first}",
         describe,
     )
@@ -96,7 +86,7 @@ def test_wordcount_and_linear_run_with_their_options_and_ack_tuples(cluster):
         for name, expected in EXECUTORS.items():
             wait_until(
                 lambda name=name, expected=expected: _executors(cluster, name) == expected,
-                _machine_timeout(60),
+                machine_timeout(60),
                 f"{name}'s executors {expected} to be assigned",
                 lambda name=name: f"(assigned: {_executors(cluster, name)})",
             )

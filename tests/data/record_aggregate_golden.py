@@ -14,9 +14,10 @@ import sys
 sys.path.insert(0, "tests")
 from test_monitoring_aggregate import NOW, WINDOW, scenarios
 
-from scheduler_py.monitoring.aggregate import aggregate_rows, spark_session
+from scheduler_py.monitoring.aggregate import aggregate_rows
 from scheduler_py.monitoring.documents import build_documents, parse_windows
 from scheduler_py.monitoring.records import encode, flatten, record_document
+from scheduler_py.monitoring.spark import spark_session
 from scheduler_py.monitoring.synthetic import Shape, records
 from scheduler_py.monitoring.zk import RawWindow
 

@@ -77,7 +77,7 @@ from scheduler_py.algorithms.albic.core import (
     drain_quota,
     repair_capacity,
 )
-from scheduler_py.algorithms.registry import register
+from scheduler_py.algorithms.registry import check_choice, register
 from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import check_feasible, usable_nodes
 from scheduler_py.model.cost import imc_gain, total_traffic
@@ -249,15 +249,9 @@ def plan(
     Raises :class:`~scheduler_py.model.errors.InfeasibleError` when the topology cannot
     fit, :class:`SchedulingError` for invalid parameters.
     """
-    for name, value, allowed in (
-        ("resource", resource, RESOURCES),
-        ("neighbourhood", neighbourhood, NEIGHBOURHOODS),
-        ("initial", initial, INITIALS),
-    ):
-        if value not in allowed:
-            raise SchedulingError(
-                f"albic: parameter {name}={value!r}; expected one of {', '.join(allowed)}"
-            )
+    check_choice("albic", "resource", resource, RESOURCES)
+    check_choice("albic", "neighbourhood", neighbourhood, NEIGHBOURHOODS)
+    check_choice("albic", "initial", initial, INITIALS)
     if min(max_migrations, max_restarts, drain_min) < 0 or time_limit <= 0 or delta < 0:
         raise SchedulingError(
             "albic: max_migrations, max_restarts and drain_min must be >= 0, time_limit > 0, "

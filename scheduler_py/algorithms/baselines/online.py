@@ -30,6 +30,8 @@ node that can take it". The details below follow the authors' public code
   returned unchanged (report ``kept_current``). The rescheduling period
   (``reschedule.timeout``, 180 s) belongs to the caller.
 
+The pair packing both phases use is :mod:`scheduler_py.algorithms.baselines.online_packer`.
+
 Deviations (ours):
 
 * Loads are executor CPU in the model's reference-core percent (OLS: Hz from thread CPU
@@ -62,9 +64,8 @@ T3's baseline).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
+from scheduler_py.algorithms.baselines.online_packer import Bin, Packer, sorted_pairs, spread
 from scheduler_py.algorithms.registry import register
 from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import check_feasible, usable_nodes
@@ -79,166 +80,6 @@ class _Retry(Exception):
     def __init__(self, reason: str, slot_load: float = 0.0) -> None:
         super().__init__(reason)
         self.slot_load = slot_load
-
-
-@dataclass
-class _Bin:
-    """A slot (phase 1) or a node (phase 2): members, load, memory, limits."""
-
-    key: str
-    index: int
-    cpu_cap: float
-    memory_cap: float
-    count_cap: int
-    members: list = field(default_factory=list)
-    load: float = 0.0
-    memory: float = 0.0
-
-    def can_take(self, count: int, load: float, memory: float) -> bool:
-        return (
-            len(self.members) + count <= self.count_cap
-            and self.load + load <= self.cpu_cap + EPSILON
-            and self.memory + memory <= self.memory_cap + EPSILON
-        )
-
-    def utilisation(self) -> float:
-        if self.cpu_cap > 0:
-            return self.load / self.cpu_cap
-        return 0.0 if self.load <= EPSILON else math.inf
-
-
-class _Packer:
-    """The greedy pair procedure shared by both phases (items → bins)."""
-
-    def __init__(
-        self,
-        bins: list[_Bin],
-        load: Callable[[object], float],
-        memory: Callable[[object], float],
-        rates: dict[object, dict[object, float]],
-    ) -> None:
-        self.bins = bins
-        self.load = load
-        self.memory = memory
-        self.rates = rates
-        self.bin_of: dict[object, _Bin] = {}
-
-    def put(self, item: object, target: _Bin) -> None:
-        target.members.append(item)
-        target.load += self.load(item)
-        target.memory += self.memory(item)
-        self.bin_of[item] = target
-
-    def lift(self, item: object) -> _Bin:
-        source = self.bin_of.pop(item)
-        source.members.remove(item)
-        source.load -= self.load(item)
-        source.memory -= self.memory(item)
-        return source
-
-    def least_loaded(
-        self, count: int, load: float, memory: float, exclude: set[int] | None = None
-    ) -> _Bin | None:
-        candidates = [
-            b
-            for b in self.bins
-            if b.can_take(count, load, memory) and not (exclude and b.index in exclude)
-        ]
-        if not candidates:
-            return None
-        return min(candidates, key=lambda b: (b.utilisation(), b.load, len(b.members), b.index))
-
-    def traffic_by_bin(self, item: object, skip: object = None) -> tuple[float, dict[int, float]]:
-        """Traffic of ``item`` to placed items (``skip`` ignored): total and per bin."""
-        total = 0.0
-        by_bin: dict[int, float] = {}
-        for other, rate in self.rates.get(item, {}).items():
-            if other in (skip, item):
-                continue
-            placed = self.bin_of.get(other)
-            if placed is not None:
-                total += rate
-                by_bin[placed.index] = by_bin.get(placed.index, 0.0) + rate
-        return total, by_bin
-
-    def place_pair(self, u: object, v: object, rate: float) -> bool:
-        lu, lv = self.load(u), self.load(v)
-        mu, mv = self.memory(u), self.memory(v)
-        bu, bv = self.bin_of.get(u), self.bin_of.get(v)
-        if bu is None and bv is None:
-            target = self.least_loaded(2, lu + lv, mu + mv)
-            if target is not None:
-                self.put(u, target)
-                self.put(v, target)
-                return True
-            first = self.least_loaded(1, lu, mu)
-            if first is None:
-                return False
-            self.put(u, first)
-            if first.can_take(1, lv, mv):
-                self.put(v, first)
-                return True
-            second = self.least_loaded(1, lv, mv)
-            if second is None:
-                return False
-            self.put(v, second)
-            return True
-        heavier = max(lu, lv)
-        spare = self.least_loaded(1, heavier, mu if lu >= lv else mv)
-        candidates = [b for b in self.bins if b is bu or b is bv]
-        if spare is not None and spare not in candidates:
-            candidates.append(spare)
-        previous = {u: bu, v: bv}
-        for item, where in previous.items():
-            if where is not None:
-                self.lift(item)
-        # inter-bin traffic if u goes to a and v to b, up to a constant (the rest is fixed)
-        total_u, to_u = self.traffic_by_bin(u, skip=v)
-        total_v, to_v = self.traffic_by_bin(v, skip=u)
-        best: tuple[float, _Bin, _Bin] | None = None
-        for a in candidates:
-            if not a.can_take(1, lu, mu):
-                continue
-            for b in candidates:
-                fits = a.can_take(2, lu + lv, mu + mv) if a is b else b.can_take(1, lv, mv)
-                if not fits:
-                    continue
-                cost = total_u - to_u.get(a.index, 0.0) + total_v - to_v.get(b.index, 0.0)
-                cost += rate if a is not b else 0.0
-                if best is None or cost < best[0] - EPSILON:
-                    best = (cost, a, b)
-        if best is None:  # put them back where they were (OLS would throw)
-            for item, where in previous.items():
-                if where is not None:
-                    self.put(item, where)
-            missing = [i for i, w in previous.items() if w is None]
-            for item in missing:
-                target = self.least_loaded(1, self.load(item), self.memory(item))
-                if target is None:
-                    return False
-                self.put(item, target)
-            return True
-        self.put(u, best[1])
-        self.put(v, best[2])
-        return True
-
-    def place_alone(self, item: object) -> bool:
-        target = self.least_loaded(1, self.load(item), self.memory(item))
-        if target is None:
-            return False
-        self.put(item, target)
-        return True
-
-
-def _sorted_pairs(rates: dict, order: dict) -> list[tuple[object, object, float]]:
-    pairs = [
-        (u, v, r)
-        for u, neighbours in rates.items()
-        for v, r in neighbours.items()
-        if order[u] < order[v] and r > 0
-    ]
-    pairs.sort(key=lambda p: (-p[2], order[p[0]], order[p[1]]))
-    return pairs
 
 
 @register(
@@ -406,9 +247,9 @@ def _attempt(
     count = len(executors)
     low = math.ceil(count / k)
     per_slot = low + math.ceil(alpha * (count - k + 1 - low))
-    slots = [_Bin(f"slot{i}", i, slot_cpu, slot_mem, per_slot) for i in range(k)]
-    packer = _Packer(slots, cpu_of.__getitem__, lambda e: by_id[e].memory_mb, rates)
-    for u, v, rate in _sorted_pairs(rates, order):
+    slots = [Bin(f"slot{i}", i, slot_cpu, slot_mem, per_slot) for i in range(k)]
+    packer = Packer(slots, cpu_of.__getitem__, lambda e: by_id[e].memory_mb, rates)
+    for u, v, rate in sorted_pairs(rates, order):
         if not packer.place_pair(u, v, rate):
             raise _Retry(f"no worker slot can take executor {u} or {v}")
     for executor in executors:
@@ -431,7 +272,7 @@ def _attempt(
 
     # phase 2: slots -> nodes
     slot_rates: dict[object, dict[object, float]] = {s.index: {} for s in slots}
-    for u, v, rate in _sorted_pairs(rates, order):
+    for u, v, rate in sorted_pairs(rates, order):
         a, b = packer.bin_of[u].index, packer.bin_of[v].index
         if a != b:
             slot_rates[a][b] = slot_rates[a].get(b, 0.0) + rate
@@ -446,17 +287,17 @@ def _attempt(
     while per_node < len(slots) and sum(min(n.slots, per_node) for n in nodes) < len(slots):
         per_node += 1
     bins = [
-        _Bin(n.id, i, load_cap * n.cpu, n.memory_mb, min(n.slots, per_node))
+        Bin(n.id, i, load_cap * n.cpu, n.memory_mb, min(n.slots, per_node))
         for i, n in enumerate(nodes)
     ]
-    placer = _Packer(
+    placer = Packer(
         bins,
         lambda s: slot_by_index[s].load,
         lambda s: slot_by_index[s].memory,
         slot_rates,
     )
     slot_order = {s.index: s.index for s in slots}
-    for a, b, rate in _sorted_pairs(slot_rates, slot_order):
+    for a, b, rate in sorted_pairs(slot_rates, slot_order):
         if not placer.place_pair(a, b, rate):
             raise _Retry(
                 f"no node can take worker slot(s) of load {slot_by_index[a].load:.1f}%",
@@ -465,7 +306,7 @@ def _attempt(
     for slot in slots:
         if slot.index not in placer.bin_of and not placer.place_alone(slot.index):
             raise _Retry(f"no node can take a worker slot of load {slot.load:.1f}%", slot.load)
-    _spread(placer, bins, nodes_target)
+    spread(placer, bins, nodes_target)
 
     node_of: dict[str, str] = {}
     worker_of: dict[str, int] = {}
@@ -487,28 +328,3 @@ def _attempt(
             "kept_current": False,
         },
     )
-
-
-def _spread(placer: _Packer, bins: list[_Bin], target: int) -> None:
-    """OLS's last step: while fewer than ``target`` nodes are used, move the slot (from a
-    node holding several) whose move to an empty node adds the least inter-node traffic."""
-    while sum(1 for b in bins if b.members) < target:
-        best: tuple[float, object, _Bin, _Bin] | None = None
-        for source in bins:
-            if len(source.members) < 2:
-                continue
-            for slot in source.members:
-                load, memory = placer.load(slot), placer.memory(slot)
-                empty = next(
-                    (b for b in bins if not b.members and b.can_take(1, load, memory)), None
-                )
-                if empty is None:
-                    continue
-                added = sum(placer.rates.get(slot, {}).get(o, 0.0) for o in source.members)
-                if best is None or (added, slot) < (best[0], best[1]):
-                    best = (added, slot, source, empty)
-        if best is None:
-            return
-        _, slot, _, empty = best
-        placer.lift(slot)
-        placer.put(slot, empty)

@@ -63,7 +63,7 @@ from dataclasses import dataclass
 from math import gcd
 
 from scheduler_py.algorithms.pipeline import matrix as pm
-from scheduler_py.algorithms.registry import register
+from scheduler_py.algorithms.registry import check_choice, register
 from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import CapacityTracker, check_feasible, usable_nodes
 from scheduler_py.model.cost import imc_gain, total_traffic
@@ -143,17 +143,11 @@ def layout(
     node_order: str = "rack",
 ) -> PipelineLayout:
     """Map the problem onto the matrix scheme and plan every chunk (no capacity repair)."""
-    for name, value, allowed in (
-        ("refinement", refinement, REFINEMENTS),
-        ("g1_fix", g1_fix, G1_FIXES),
-        ("node_unit", node_unit, NODE_UNITS),
-        ("overflow", overflow, OVERFLOWS),
-        ("node_order", node_order, NODE_ORDERS),
-    ):
-        if value not in allowed:
-            raise SchedulingError(
-                f"pipeline: parameter {name}={value!r}; expected one of {', '.join(allowed)}"
-            )
+    check_choice("pipeline", "refinement", refinement, REFINEMENTS)
+    check_choice("pipeline", "g1_fix", g1_fix, G1_FIXES)
+    check_choice("pipeline", "node_unit", node_unit, NODE_UNITS)
+    check_choice("pipeline", "overflow", overflow, OVERFLOWS)
+    check_choice("pipeline", "node_order", node_order, NODE_ORDERS)
     components, level, edges = order_components(problem.topology)
     if not components:
         raise SchedulingError(f"topology {problem.topology.id}: no user components to place")
@@ -284,11 +278,8 @@ def plan(
     >>> sorted(plan(Problem(nodes, topo)).node_of.items())
     [('b#0', 'n1'), ('b#1', 'n0'), ('s#0', 'n0'), ('s#1', 'n1')]
     """
-    if capacity not in CAPACITY_MODES or system_executors not in SYSTEM_MODES:
-        raise SchedulingError(
-            f"pipeline: capacity={capacity!r} / system_executors={system_executors!r}; "
-            f"expected {'|'.join(CAPACITY_MODES)} / {'|'.join(SYSTEM_MODES)}"
-        )
+    check_choice("pipeline", "capacity", capacity, CAPACITY_MODES)
+    check_choice("pipeline", "system_executors", system_executors, SYSTEM_MODES)
     check_feasible(problem)
     topology = problem.topology
     lay = layout(

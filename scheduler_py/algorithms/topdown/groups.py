@@ -23,8 +23,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from heapq import heapify, heappop, heappush
 
 from scheduler_py.model.capacity import CapacityTracker, check_feasible, usable_nodes
-from scheduler_py.model.errors import InfeasibleError, SchedulingError
-from scheduler_py.model.types import EPSILON, Node, Problem, Topology
+from scheduler_py.model.errors import InfeasibleError
+from scheduler_py.model.types import EPSILON, Executor, Node, Problem, Topology
 
 INF = float("inf")
 BIG = 1 << 62
@@ -32,14 +32,6 @@ BIG = 1 << 62
 
 KEYS = ("rs", "imc_group", "imc_task")
 """Edge priorities: relative significance (Eq. 2), group IMC, task-pair IMC (Eq. 1)."""
-
-
-def check_choice(algorithm: str, name: str, value: str, allowed: Sequence[str]) -> None:
-    if value not in allowed:
-        raise SchedulingError(
-            f"algorithm {algorithm!r}: parameter {name!r} must be one of "
-            f"{', '.join(allowed)}; found {value!r}"
-        )
 
 
 def edge_key(key: str, imc: float, pc_i: float, pc_j: float, n_i: int, n_j: int) -> float:
@@ -297,6 +289,46 @@ def ensure_usable(problem: Problem) -> tuple[Node, ...]:
 def executor_sort_key(component: str, index: int, cpu: float) -> tuple[float, str, int]:
     """Heaviest first, ties in Storm task order (component id, executor index) (E20)."""
     return (-cpu, component, index)
+
+
+def allocate_single_tasks(
+    algorithm: str,
+    pool: NodePool,
+    executors: Sequence[Executor],
+    node: list[str | None],
+    cpu: Sequence[float],
+    mem: Sequence[float],
+) -> int:
+    """``allocateSingleTasks`` (Alg. 3, E20, E21) over a task-indexed allocation.
+
+    Every task ``t`` with ``node[t] is None`` goes, heaviest first (ties in Storm task
+    order), to the node :meth:`NodePool.best_fit_for` picks; ``node`` and the pool's
+    members are updated in place. Returns how many tasks were placed this way.
+
+    Raises:
+        AllocationFailure: a task fits on no node (E21).
+    """
+    rest = sorted(
+        (t for t in range(len(executors)) if node[t] is None),
+        key=lambda t: executor_sort_key(executors[t].component, executors[t].index, cpu[t]),
+    )
+    for done, t in enumerate(rest):
+        sel = pool.best_fit_for(cpu[t], mem[t])
+        if sel is None:
+            raise single_task_failure(
+                algorithm, pool, executors[t].component, cpu[t], mem[t], len(rest) - done
+            )
+        pool.take(sel, cpu[t], mem[t])
+        node[t] = sel
+        pool.members[sel].append(t)
+    return len(rest)
+
+
+def infeasible_with_suggestion(problem: Problem, failure: AllocationFailure) -> InfeasibleError:
+    """:func:`infeasible` with the §5 granularity suggestion as its hint (TL, naive)."""
+    return infeasible(
+        problem, failure, hint=suggestion_hint(problem, granularity_suggestion(problem))
+    )
 
 
 def first_fit_decreasing(

@@ -41,12 +41,9 @@ from scheduler_py.algorithms.registry import register
 from scheduler_py.algorithms.topdown.groups import (
     AllocationFailure,
     NodePool,
+    allocate_single_tasks,
     ensure_usable,
-    executor_sort_key,
-    granularity_suggestion,
-    infeasible,
-    single_task_failure,
-    suggestion_hint,
+    infeasible_with_suggestion,
 )
 from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.types import EPSILON, Placement, Problem
@@ -95,20 +92,9 @@ def allocate(problem: Problem) -> tuple[dict[str, str], dict[str, object]]:
         else:
             broken += 1  # fits no node: break the pair into single tasks
 
-    rest = sorted(
-        (t for t in range(len(executors)) if node[t] is None),
-        key=lambda t: executor_sort_key(executors[t].component, executors[t].index, cpu[t]),
-    )
-    for done, t in enumerate(rest):
-        sel = pool.best_fit_for(cpu[t], mem[t])
-        if sel is None:
-            raise single_task_failure(
-                "naive", pool, executors[t].component, cpu[t], mem[t], len(rest) - done
-            )
-        pool.take(sel, cpu[t], mem[t])
-        node[t] = sel
+    singles = allocate_single_tasks("naive", pool, executors, node, cpu, mem)
     node_of = {e.id: node[t] for t, e in enumerate(executors)}
-    return node_of, {"broken_pairs": broken, "singles": len(rest)}  # type: ignore[return-value]
+    return node_of, {"broken_pairs": broken, "singles": singles}  # type: ignore[return-value]
 
 
 @register(
@@ -129,5 +115,4 @@ def plan(problem: Problem, *, budget: Budget = UNLIMITED) -> Placement:
         failure = error
     else:
         return Placement(problem.topology.id, node_of, algorithm="naive", report=stats)
-    hint = suggestion_hint(problem, granularity_suggestion(problem))
-    raise infeasible(problem, failure, hint=hint)
+    raise infeasible_with_suggestion(problem, failure)

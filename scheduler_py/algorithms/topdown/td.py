@@ -125,14 +125,13 @@ from bisect import bisect_right
 from collections.abc import Mapping
 from heapq import heappop, heapreplace
 
-from scheduler_py.algorithms.registry import register
+from scheduler_py.algorithms.registry import check_choice, register
 from scheduler_py.algorithms.topdown import tl as tasklevel
 from scheduler_py.algorithms.topdown.groups import (
     INF,
     KEYS,
     AllocationFailure,
     NodePool,
-    check_choice,
     count_fit,
     edge_key,
     ensure_usable,

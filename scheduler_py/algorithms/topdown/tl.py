@@ -67,20 +67,16 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import product
 
-from scheduler_py.algorithms.registry import register
+from scheduler_py.algorithms.registry import check_choice, register
 from scheduler_py.algorithms.topdown.groups import (
     KEYS,
     AllocationFailure,
     NodePool,
-    check_choice,
+    allocate_single_tasks,
     component_edges,
     edge_key,
     ensure_usable,
-    executor_sort_key,
-    granularity_suggestion,
-    infeasible,
-    single_task_failure,
-    suggestion_hint,
+    infeasible_with_suggestion,
 )
 from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.errors import SchedulingError
@@ -210,21 +206,9 @@ def allocate(
                         node[t] = target
 
     # allocateSingleTasks (Alg. 3): R's distinct unplaced tasks + isolated groups, heaviest first
-    rest = sorted(
-        (t for t in range(len(executors)) if node[t] is None),
-        key=lambda t: executor_sort_key(executors[t].component, executors[t].index, cpu[t]),
-    )
-    for done, t in enumerate(rest):
-        sel = pool.best_fit_for(cpu[t], mem[t])
-        if sel is None:
-            raise single_task_failure(
-                name, pool, executors[t].component, cpu[t], mem[t], len(rest) - done
-            )
-        pool.take(sel, cpu[t], mem[t])
-        node[t] = sel
-        members[sel].append(t)
+    singles = allocate_single_tasks(name, pool, executors, node, cpu, mem)
     node_of = {e.id: node[t] for t, e in enumerate(executors)}
-    stats = {"broken_pairs": broken, "merges": pool.merges, "singles": len(rest)}
+    stats = {"broken_pairs": broken, "merges": pool.merges, "singles": singles}
     return node_of, stats  # type: ignore[return-value]
 
 
@@ -261,5 +245,4 @@ def plan(
     else:
         report = {"key": key, "pair_order": pair_order, "seed": seed, **stats}
         return Placement(problem.topology.id, node_of, algorithm="tl", report=report)
-    hint = suggestion_hint(problem, granularity_suggestion(problem))
-    raise infeasible(problem, failure, hint=hint)
+    raise infeasible_with_suggestion(problem, failure)
