@@ -16,12 +16,13 @@ TOPOLOGIES_JAR := topologies/jvm/target/scheduler-py-topologies.jar
 TOPOLOGIES_SOURCES := $(shell find topologies/jvm/src/main -type f 2>/dev/null) topologies/jvm/pom.xml
 
 .PHONY: help deps venv plugin topologies-jvm storm-home cluster-up cluster-down cluster-status demo \
-	spark-up spark-down test lint test-java test-python bench clean
+	spark-up spark-down test lint test-java test-python bench bench-cluster clean
 
 help:
 	@echo "make demo     - set everything up, start a local Storm cluster scheduled by the brain, run word count"
 	@echo "make test     - lint + Java unit tests + Python tests (incl. real-cluster integration tests)"
 	@echo "make bench    - benchmarks (tables beside the papers' numbers, PNGs in bench-results/)"
+	@echo "make bench-cluster - issue 13: DefaultScheduler vs RAS vs the brain on a local cluster (BENCH_ARGS=--quick)"
 	@echo "make cluster-up / cluster-down / cluster-status  (make cluster-up EMU_HOSTS=6: emulated hosts, deploy/README.md)"
 	@echo "make topologies-jvm - build the JVM benchmark topologies jar ($(TOPOLOGIES_JAR))"
 	@echo "make spark-up / spark-down - a Spark standalone master + worker on loopback (scheduler-py aggregate --master)"
@@ -86,6 +87,11 @@ test: lint test-java test-python
 
 bench: venv
 	$(VENV)/bin/scheduler-py bench all
+
+# issue 13: the JVM topologies under DefaultScheduler, RAS and the brain on a local cluster
+# (emulated hosts when deploy/ provides them); BENCH_ARGS=--quick for the short run
+bench-cluster: venv storm-home topologies-jvm
+	$(VENV)/bin/scheduler-py bench cluster $(BENCH_ARGS)
 
 clean:
 	-deploy/cluster-down.sh

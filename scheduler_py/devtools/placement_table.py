@@ -12,8 +12,11 @@ from typing import Any
 from scheduler_py.nimbus import ExecutorRun, NimbusCtl, parse_hostport
 
 
-def latest_plan(plan_log: Path, topology_id: str) -> dict[str, Any] | None:
-    """The brain's last PLACE/LEAVE decision for ``topology_id`` in the plan log, if any."""
+def latest_plan(
+    plan_log: Path, topology_id: str, decision: str | None = None
+) -> dict[str, Any] | None:
+    """The brain's last decision for ``topology_id`` in the plan log (only ``decision``
+    ones, e.g. ``PLACE``, when given), if any."""
     if not plan_log.exists():
         return None
     latest = None
@@ -22,7 +25,7 @@ def latest_plan(plan_log: Path, topology_id: str) -> dict[str, Any] | None:
             entry = json.loads(line)
         except ValueError:
             continue
-        if entry.get("topology_id") == topology_id:
+        if entry.get("topology_id") == topology_id and decision in (None, entry.get("decision")):
             latest = entry
     return latest
 

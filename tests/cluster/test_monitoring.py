@@ -14,7 +14,6 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 import zipfile
@@ -24,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from scheduler_py import cli as top_cli
+from scheduler_py.devtools.storm_daemon import start_daemon
 from scheduler_py.monitoring.zk import MonitorStore, connect
 from tests.cluster.waiting import wait_until as _wait
 
@@ -219,27 +219,18 @@ def _kill_supervisor(cluster, index: int) -> None:
 
 def _start_supervisor(cluster, index: int) -> None:
     """Start supervisor-i again as deploy/cluster-up.sh does (same conf, state and logs)."""
-    env = dict(cluster.env)
-    logs = cluster.directory / "logs"
     venv = cluster.env["VENV"]
-    env.update(
-        STORM_LOG_DIR=str(logs),
-        STORM_CONF_DIR=str(cluster.directory / "conf" / f"supervisor-{index}"),
-        STORM_SUPERVISOR_LOG_FILE=f"supervisor-{index}.log",
-        PATH=f"{venv}/bin:{os.environ.get('PATH', '')}",
-        VIRTUAL_ENV=venv,
+    start_daemon(
+        cluster.directory,
+        cluster.env,
+        "supervisor",
+        f"supervisor-{index}",
+        {
+            "STORM_SUPERVISOR_LOG_FILE": f"supervisor-{index}.log",
+            "PATH": f"{venv}/bin:{os.environ.get('PATH', '')}",
+            "VIRTUAL_ENV": venv,
+        },
     )
-    with (logs / f"supervisor-{index}.out").open("ab") as out:
-        process = subprocess.Popen(
-            [str(Path(cluster.env["STORM_HOME"]) / "bin" / "storm"), "supervisor"],
-            cwd=cluster.directory,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    (cluster.directory / "run" / f"supervisor-{index}.pid").write_text(f"{process.pid}\n")
 
 
 def _plans_since(cluster, topology_id: str, since_ms: int) -> list[dict]:

@@ -1,0 +1,836 @@
+"""``scheduler-py bench cluster`` (``make bench-cluster``; issue 13 item 4): the JVM
+topologies (``topologies/jvm``: R-Storm's Linear, Diamond, Star, network- and CPU-bound, and
+word count) on a real local cluster under Storm's DefaultScheduler, Storm's RAS (Default and
+Generic resource-aware strategies) and the brain with each algorithm, with Storm's load-aware
+messaging on and off; interleaved runs, medians with min–max, ratios to DefaultScheduler and
+to RAS, PASS/MISS for the issue's targets, ``bench-results/cluster.json`` and ``cluster.png``.
+
+The cluster: ``deploy/cluster-up.sh`` in ``build/bench-cluster`` (``--set cluster_dir=``)
+with ``CLUSTER_PORT_OFFSET`` from ``--set port_offset=``, the environment, or 3000. One
+cluster per scheduler *class* (a Nimbus ``storm.scheduler``: DefaultScheduler = Nimbus
+without our shim; ResourceAwareScheduler, whose strategy is the topology's
+``topology.scheduler.strategy``; the shim + brain, whose algorithm is the topology's
+``scheduler.brain.algorithm``). One cluster (the brain always started) whose Nimbus alone is
+restarted with the next class's ``storm.scheduler`` when the class changes
+(``--set restart=nimbus``, the default; ``restart=cluster`` restarts the whole cluster); the
+run order (:func:`scheduler_py.bench.cluster_runs.run_order`) alternates classes
+A B C C B A … The
+worker monitor and the aggregation are off for every class (the same data path for all;
+``--set monitor=yes`` turns the monitor on for all).
+
+Emulated hosts (issue 13 item 1): ``EMU_HOSTS``, ``EMU_RACKS``, ``EMU_HOST_CPU``,
+``EMU_HOST_MBIT``, ``EMU_INTERRACK_MBIT`` (environment or ``--set emu_hosts=6`` …; defaults
+6 hosts, 2 racks, 0.3 core: the issue's setting) go to cluster-up. When it writes
+``run/emulated-hosts.json`` (:mod:`scheduler_py.devtools.host_counters`), inter-host bytes
+come from the hosts' veth counters and CPU per host from their cgroups. Otherwise (or with
+``--set emulation=no``) the benchmark runs on the loopback cluster and says so loudly:
+inter-host bytes are then ``null`` with the reason, and CPU per host is the CPU time of each
+supervisor's process group (the supervisor and its workers).
+
+Each run: ``storm jar`` the topology with the scheduler's conf, the same declared resources
+for every scheduler (the topologies declare them; ``topologies/README.md``),
+``topology.disable.loadaware.messaging`` and ``bench.latency.dir``; wait until every spout
+acks, warm up, measure an interval (spouts' acked counts aligned on fresh stats heartbeats;
+p50/p99 complete latency from the spouts' histograms; counters), read where Nimbus put the
+executors (hosts, workers) and the brain's plan (its predicted inter-node traffic), kill.
+
+Options (``--set key=value``): ``topologies`` (default linear, diamond, star and their
+``-cpu`` variants), ``schedulers`` (default, ras-default, ras-generic, brain:rstorm, t3,
+online, metis, td, tdls), ``loadaware`` (on, off or both; default both), ``repetitions``
+(3), ``warmup``, ``interval`` (s), ``order`` (serpentine or cycle), ``restart`` (nimbus or
+cluster), ``ready_timeout`` (s), ``emulation``
+(auto, yes, no), ``monitor`` (no), ``supervisors`` (loopback only). ``--quick``: linear ×
+default, ras-default, brain:tdls × load-aware on × 2 repetitions, shorter intervals.
+``brain:adaptive`` is not implemented here yet.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import signal
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from scheduler_py.bench import report
+from scheduler_py.bench.cluster_runs import (
+    ALL_SCHEDULERS,
+    QUICK_SCHEDULERS,
+    SUMMARY_FIELDS,
+    RunKey,
+    SchedulerSpec,
+    TopologySpec,
+    baseline,
+    brain_plan,
+    cluster_starts,
+    cpu_target,
+    host_of_task,
+    monitor_inter_host_bytes,
+    network_target,
+    parse_bool_list,
+    predicted_traffic,
+    run_order,
+    scheduler_spec,
+    summarise,
+    topology_spec,
+)
+from scheduler_py.bench.local_cluster import LocalCluster, aligned_counts, mean, step_rate
+from scheduler_py.bench.monitor_overhead import histogram_delta, percentile, read_histograms
+from scheduler_py.bench.registry import BenchOptions, benchmark
+from scheduler_py.bench.report import Table, fmt, ratio
+from scheduler_py.devtools import host_counters
+from scheduler_py.devtools.emulated_hosts import EmulatedHosts
+from scheduler_py.devtools.storm_daemon import start_daemon
+
+NAME = "cluster"
+PAPER = "issue 13: emulated multi-host cluster vs Storm's DefaultScheduler and RAS"
+REPO = Path(__file__).resolve().parents[2]
+TOPOLOGIES = ("linear", "diamond", "star", "linear-cpu", "diamond-cpu", "star-cpu")
+QUICK_TOPOLOGIES = ("linear",)
+REPETITIONS, QUICK_REPETITIONS = 3, 2
+WARMUP_S, QUICK_WARMUP_S = 60.0, 20.0
+INTERVAL_S, QUICK_INTERVAL_S = 120.0, 30.0
+READY_TIMEOUT_S = 240.0
+"""From ``storm jar`` until every spout executor has acked: a scheduling round, worker JVMs
+starting on a busy 2-core machine, the first stats heartbeat."""
+RUN_OVERHEAD_S, CLUSTER_START_S, NIMBUS_RESTART_S = 75.0, 60.0, 30.0
+"""For the printed estimate only: submit + ready + kill per run, one cluster start, one
+Nimbus-only restart."""
+QUICK_TARGET_S = 20 * 60
+NIMBUS_TIMEOUT_MS = 30_000
+EMU_DEFAULTS = {"EMU_HOSTS": "6", "EMU_RACKS": "2", "EMU_HOST_CPU": "0.3"}
+EMU_KEYS = ("EMU_HOSTS", "EMU_RACKS", "EMU_HOST_CPU", "EMU_HOST_MBIT", "EMU_INTERRACK_MBIT")
+TOPOLOGY_CONF: dict[str, object] = {"topology.workers": 3, "topology.acker.executors": 1}
+
+
+# --------------------------------------------------------------------------- the cluster
+
+
+class _BenchCluster(LocalCluster):
+    """The benchmarks' local cluster (``scheduler_py/bench/local_cluster.py``) with a
+    chosen Nimbus scheduler, optional emulated hosts, and the spouts of the topology being
+    measured."""
+
+    def __init__(
+        self,
+        directory: Path,
+        port_offset: str,
+        spec: SchedulerSpec,
+        emulation: Mapping[str, str] | None,
+        monitor: bool,
+        supervisors: str | None,
+        brain: bool = False,
+    ) -> None:
+        """``brain``: start the brain whatever the scheduler (Nimbus without our shim never
+        calls it, and its reconfiguration controller only sees topologies the shim sends),
+        so :meth:`switch_scheduler` can later make it Nimbus's scheduler."""
+        super().__init__(directory, aggregate=False, port_offset=port_offset)
+        for key in EMU_KEYS:
+            self.env.pop(key, None)
+        self.env.update(
+            STORM_SCHEDULER=spec.storm_scheduler,
+            BRAIN="yes" if spec.brain or brain else "no",
+            STORM_MONITOR="yes" if monitor else "no",
+            **(emulation or {}),
+        )
+        if supervisors and not emulation:
+            self.env["STORM_SUPERVISORS"] = supervisors
+        self.spec = spec
+        self.spout_components: tuple[str, ...] = ()
+        self.hosts: EmulatedHosts | None = None
+
+    def up(self) -> None:
+        super().up()
+        self.nimbus.timeout_ms = NIMBUS_TIMEOUT_MS
+        self.hosts = host_counters.load_if_present(self.directory)
+
+    def switch_scheduler(self, spec: SchedulerSpec, timeout: float) -> None:
+        """Restart Nimbus alone with ``spec``'s ``storm.scheduler`` (ZooKeeper, the
+        supervisors, the brain and the emulated hosts stay): stop it (its own process
+        group, as ``deploy/cluster-up.sh`` starts it), rewrite the line in its storm.yaml,
+        start it the way cluster-up does (same conf dir, log dir, pid file), and wait until
+        every supervisor is registered again. No topology may be running."""
+        conf = self.directory / "conf" / "nimbus" / "storm.yaml"
+        pid_file = self.directory / "run" / "nimbus.pid"
+        supervisors = len(self.nimbus.cluster_summary()["supervisors"])
+        pid = int(pid_file.read_text().strip())
+        _stop_group(pid, timeout)
+        conf.write_text(with_scheduler(conf.read_text(), spec.storm_scheduler, str(conf)))
+        process = start_daemon(self.directory, self.env, "nimbus", "nimbus")
+        self.spec = spec
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                summary = self.nimbus.cluster_summary()
+                if len(summary["supervisors"]) >= supervisors:
+                    return
+            except Exception:  # Nimbus not up yet
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"Nimbus restarted with {spec.storm_scheduler} did not see the "
+                    f"{supervisors} supervisors within {timeout:.0f} s (exit code "
+                    f"{process.poll()}); see {self.directory / 'logs' / 'nimbus.log'}"
+                )
+            time.sleep(1.0)
+
+    def spout_counts(self, name: str) -> dict[str, int]:
+        return {
+            f"{r.task_start}-{r.task_end}@{r.host}:{r.port}": r.acked
+            for r in self.nimbus.executor_runs(name)
+            if r.component in self.spout_components
+        }
+
+    def supervisor_groups(self) -> dict[str, int]:
+        """host -> process group of its supervisor (loopback CPU per host)."""
+        count = int(self.env.get("STORM_SUPERVISORS", "3"))
+        named = self.env.get("STORM_SUPERVISOR_HOSTS", "").split()
+        groups = {}
+        for i in range(1, count + 1):
+            pid_file = self.directory / "run" / f"supervisor-{i}.pid"
+            try:
+                pid = int(pid_file.read_text().strip())
+            except (OSError, ValueError):
+                continue
+            groups[named[i - 1] if len(named) >= i else f"127.0.0.{i}"] = pid
+        return groups
+
+
+def with_scheduler(storm_yaml: str, scheduler: str, source: str = "storm.yaml") -> str:
+    """``storm_yaml`` with its ``storm.scheduler`` line set to ``scheduler``."""
+    lines = storm_yaml.splitlines()
+    if not any(x.startswith("storm.scheduler:") for x in lines):
+        raise RuntimeError(f"{source} has no storm.scheduler line to change")
+    return (
+        "\n".join(
+            f'storm.scheduler: "{scheduler}"' if x.startswith("storm.scheduler:") else x
+            for x in lines
+        )
+        + "\n"
+    )
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie does not; one that is our child is reaped here: the
+    Nimbus :meth:`_BenchCluster.switch_scheduler` started)."""
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _stop_group(pid: int, timeout: float) -> None:
+    """SIGTERM the process group ``pid`` leads, SIGKILL after ``timeout``; wait until the
+    leader is gone."""
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return
+        time.sleep(0.5)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+    while _alive(pid) and time.monotonic() < deadline + 30:
+        time.sleep(0.5)
+
+
+def group_cpu_seconds(groups: Mapping[str, int]) -> dict[str, float]:
+    """host -> CPU-seconds (user + system) of the live processes in its process group."""
+    totals = dict.fromkeys(groups, 0.0)
+    host_of = {pgid: host for host, pgid in groups.items()}
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        host = host_of.get(int(fields[2]))
+        if host is not None:
+            totals[host] += (int(fields[11]) + int(fields[12])) / tick
+    return totals
+
+
+class _Counters:
+    """Per-host counters over an interval: veth and cgroup counters on emulated hosts, the
+    supervisors' process groups' CPU on the loopback cluster."""
+
+    def __init__(self, cluster: _BenchCluster) -> None:
+        self.cluster = cluster
+        self.reader = (
+            host_counters.CounterReader(cluster.hosts) if cluster.hosts is not None else None
+        )
+        self.start: Any = None
+        self.started_at = 0.0
+
+    def begin(self) -> None:
+        self.started_at = time.monotonic()
+        if self.reader is not None:
+            self.start = self.reader.snapshot()
+        else:
+            self.start = group_cpu_seconds(self.cluster.supervisor_groups())
+
+    def end(self) -> dict[str, Any]:
+        if self.reader is not None:
+            delta = self.reader.snapshot().minus(self.start)
+            cores = delta.cpu_cores()
+            return {
+                "inter_host_bytes": delta.inter_host_bytes,
+                "inter_rack_bytes": delta.inter_rack_bytes,
+                "inter_host_bytes_note": "veth counters: bytes the hosts sent",
+                "counter_span_s": delta.at,
+                "host_cpu_cores": cores,
+                "host_sent_bytes": {n: s.sent_bytes for n, s in delta.hosts.items()},
+            }
+        span = time.monotonic() - self.started_at
+        now = group_cpu_seconds(self.cluster.supervisor_groups())
+        cores = {h: (now[h] - self.start.get(h, 0.0)) / span for h in now if span > 0}
+        return {
+            "inter_host_bytes": None,
+            "inter_rack_bytes": None,
+            "inter_host_bytes_note": "loopback cluster: no per-host network counters "
+            "(emulated hosts unavailable; --set monitor=yes counts the worker monitor's bytes)",
+            "counter_span_s": span,
+            "host_cpu_cores": cores,
+        }
+
+
+# --------------------------------------------------------------------------- one run
+
+
+def _wait_acking(cluster: _BenchCluster, name: str, timeout: float) -> float:
+    """Seconds until every spout executor has acked at least one tuple."""
+    started = time.monotonic()
+    while True:
+        counts = cluster.spout_counts(name)
+        if counts and all(c > 0 for c in counts.values()):
+            return time.monotonic() - started
+        if time.monotonic() - started > timeout:
+            raise TimeoutError(
+                f"{name}: the spouts ({', '.join(cluster.spout_components)}) had not all "
+                f"acked a tuple {timeout:.0f} s after submission (counts {counts}); see "
+                f"the cluster's logs in {cluster.directory / 'logs'}"
+            )
+        time.sleep(1.0)
+
+
+def _measure(
+    cluster: _BenchCluster,
+    key: RunKey,
+    topology: TopologySpec,
+    settings: Mapping[str, Any],
+    index: int,
+    scratch: Path,
+) -> dict[str, Any]:
+    spec = scheduler_spec(key.scheduler)
+    name = f"bc{index}-{topology.label}"
+    latency_dir = scratch / f"latency-{index}"
+    conf = {
+        **TOPOLOGY_CONF,
+        **topology.conf,
+        **spec.topology_conf,
+        "topology.disable.loadaware.messaging": not key.loadaware,
+        "bench.latency.dir": str(latency_dir),
+    }
+    result: dict[str, Any] = {
+        "index": index,
+        "repetition": key.repetition,
+        "topology": topology.label,
+        "kind": topology.kind,
+        "scheduler": key.scheduler,
+        "loadaware": key.loadaware,
+        "emulated": cluster.hosts is not None,
+        "conf": conf,
+    }
+    cluster.spout_components = topology.spouts
+    from scheduler_py.devtools import jvm_topologies
+
+    submitted = time.monotonic()
+    try:
+        topology_id = jvm_topologies.submit(topology.jvm_kind, name, conf, env=cluster.env)
+        result["topology_id"] = topology_id
+        _wait_acking(cluster, name, settings["ready_timeout"])
+        result["ready_s"] = time.monotonic() - submitted
+        time.sleep(settings["warmup"])
+        counters = _Counters(cluster)
+        start = aligned_counts(cluster, name)
+        counters.begin()
+        start_ms = int(time.time() * 1000)
+        histograms_start = read_histograms(latency_dir)
+        time.sleep(settings["interval"])
+        end = aligned_counts(cluster, name)
+        measured = counters.end()
+        end_ms = int(time.time() * 1000)
+        histograms_end = read_histograms(latency_dir)
+        runs = cluster.nimbus.executor_runs(name)
+        state = cluster.nimbus.topology_state(name)
+        span = mean([end[k][0] - start[k][0] for k in start if k in end])
+        counts = histogram_delta(histograms_start, histograms_end)
+        cores = measured["host_cpu_cores"]
+        result.update(
+            {
+                "throughput": step_rate(start, end),
+                "span_s": span,
+                "latency_samples": sum(counts),
+                "p50_ms": percentile(counts, 0.50),
+                "p99_ms": percentile(counts, 0.99),
+                "hosts": len({r.host for r in runs}),
+                "workers": len({(r.host, r.port) for r in runs}),
+                "worker_slots": sorted({f"{r.host}:{r.port}" for r in runs}),
+                "failed_total": state.failed if state else None,
+                "max_host_cpu_cores": max(cores.values()) if cores else None,
+                **measured,
+            }
+        )
+        if settings["monitor"]:
+            result.update(_monitor_bytes(cluster, topology_id, runs, start_ms, end_ms))
+        if spec.brain:
+            plan = brain_plan(cluster.directory / "logs" / "brain-plans.jsonl", topology_id)
+            # over the span the counters measured, to compare with inter_host_bytes
+            result.update(predicted_traffic(plan, measured["counter_span_s"]))
+    except Exception as error:  # one failed run must not lose the others' results
+        result["error"] = f"{type(error).__name__}: {error}"
+    finally:
+        try:
+            cluster.kill(name)
+        except Exception as error:
+            result.setdefault("error", f"kill failed: {error}")
+    result["load_average"] = os.getloadavg()[0]
+    return result
+
+
+def _monitor_bytes(
+    cluster: _BenchCluster, topology_id: str, runs: Sequence[Any], start_ms: int, end_ms: int
+) -> dict[str, Any]:
+    """Inter-host bytes the worker monitor counted over the interval (its window records in
+    ZooKeeper); on the loopback cluster they stand in for the veth counters."""
+    from scheduler_py.monitoring.records import CorruptRecord, parse_window
+    from scheduler_py.monitoring.zk import MonitorStore, close_quietly, connect
+
+    client = connect(f"{cluster.env['STORM_ZK_HOST']}:{cluster.env['STORM_ZK_PORT']}")
+    try:
+        windows = MonitorStore(client).load_windows(topology_id)
+    finally:
+        close_quietly(client)
+    records = []
+    for window in windows:
+        try:
+            records.append(parse_window(window.data))
+        except CorruptRecord:
+            continue
+    hosts = host_of_task((r.task_start, r.task_end, r.host) for r in runs)
+    total, used = monitor_inter_host_bytes(records, hosts, start_ms, end_ms)
+    found: dict[str, Any] = {"inter_host_bytes_monitor": total, "monitor_windows": used}
+    if cluster.hosts is None and total is not None:
+        found["inter_host_bytes"] = total
+        found["inter_host_bytes_note"] = (
+            "loopback cluster: the worker monitor's window records (emit-time traffic between "
+            "tasks on different supervisors, bytes estimated from sampled tuple sizes)"
+        )
+    return found
+
+
+# --------------------------------------------------------------------------- the session
+
+
+class _Session:
+    """The cluster of the current scheduler class; a new one when the class changes."""
+
+    def __init__(self, settings: Mapping[str, Any], notes: list[str]) -> None:
+        self.settings = settings
+        self.notes = notes
+        self.emulation = settings["emulation"]
+        self.cluster: _BenchCluster | None = None
+        self.cluster_class: str | None = None
+        self.start_seconds: list[float] = []
+        self.switch_seconds: list[float] = []
+        self.hosts: EmulatedHosts | None = None
+
+    def emu_env(self) -> dict[str, str] | None:
+        if self.emulation == "no":
+            return None
+        env = {k: os.environ[k] for k in EMU_KEYS if os.environ.get(k)}
+        for key, value in EMU_DEFAULTS.items():
+            env.setdefault(key, value)
+        for key in EMU_KEYS:
+            if self.settings.get(key.lower()):
+                env[key] = str(self.settings[key.lower()])
+        return env
+
+    def ensure(self, spec: SchedulerSpec) -> _BenchCluster:
+        if self.cluster is not None and self.cluster_class == spec.cluster_class:
+            return self.cluster
+        if self.cluster is not None and self.settings["restart"] == "nimbus":
+            started = time.monotonic()
+            self.cluster.switch_scheduler(spec, self.settings["ready_timeout"])
+            self.switch_seconds.append(time.monotonic() - started)
+            self.cluster_class = spec.cluster_class
+            return self.cluster
+        self.close()
+        started = time.monotonic()
+        cluster = self._start(spec, self.emu_env())
+        if cluster.hosts is None and self.emulation != "no":
+            self._loud(
+                "cluster-up did not write run/emulated-hosts.json (no EMU_HOSTS support in "
+                "deploy/ yet, or the kernel refused): running on the LOOPBACK cluster"
+            )
+            if self.emulation == "yes":
+                cluster.down()
+                raise RuntimeError("emulation=yes but the cluster has no emulated hosts")
+            self.emulation = "no"
+        self.start_seconds.append(time.monotonic() - started)
+        self.hosts = cluster.hosts or self.hosts
+        self.cluster, self.cluster_class = cluster, spec.cluster_class
+        return cluster
+
+    def _start(self, spec: SchedulerSpec, emulation: dict[str, str] | None) -> _BenchCluster:
+        settings = self.settings
+        make = lambda emu: _BenchCluster(  # noqa: E731
+            settings["cluster_dir"],
+            settings["port_offset"],
+            spec,
+            emu,
+            settings["monitor"],
+            settings["supervisors"],
+            brain=settings["restart"] == "nimbus",
+        )
+        cluster = make(emulation)
+        try:
+            cluster.up()
+            return cluster
+        except RuntimeError as error:
+            cluster.down()
+            if emulation is None or self.emulation == "yes":
+                raise
+            self._loud(
+                f"cluster-up with {emulation} failed; running on the LOOPBACK cluster "
+                f"instead:\n{str(error)[-1500:]}"
+            )
+            self.emulation = "no"
+        cluster = make(None)
+        cluster.up()
+        return cluster
+
+    def _loud(self, text: str) -> None:
+        banner = "!" * 78
+        report.line(f"{banner}\nNOTE: {text}\n{banner}")
+        self.notes.append(text.splitlines()[0])
+
+    def close(self) -> None:
+        if self.cluster is not None:
+            self.cluster.down()
+        self.cluster, self.cluster_class = None, None
+
+
+# --------------------------------------------------------------------------- benchmark
+
+
+def _settings(options: BenchOptions) -> dict[str, Any]:
+    extra, quick = options.extra, options.quick
+    known = {
+        "topologies", "schedulers", "loadaware", "repetitions", "warmup", "interval",
+        "order", "emulation", "monitor", "supervisors", "cluster_dir", "port_offset",
+        "ready_timeout", "restart", *(k.lower() for k in EMU_KEYS),
+    }  # fmt: skip
+    unknown = sorted(set(extra) - known)
+    if unknown:
+        raise ValueError(f"unknown --set key(s) {unknown}: expected some of {sorted(known)}")
+    emulation = extra.get("emulation", "auto")
+    if emulation not in ("auto", "yes", "no"):
+        raise ValueError(f"emulation expects auto, yes or no, got {emulation!r}")
+    restart = extra.get("restart", "nimbus")
+    if restart not in ("nimbus", "cluster"):
+        raise ValueError(f"restart expects nimbus or cluster, got {restart!r}")
+    order = extra.get("order", "serpentine")
+    if order not in ("serpentine", "cycle"):
+        raise ValueError(f"order expects serpentine or cycle, got {order!r}")
+
+    def names(key: str, default: Sequence[str]) -> list[str]:
+        return [p.strip() for p in extra.get(key, ",".join(default)).split(",") if p.strip()]
+
+    return {
+        "topologies": names("topologies", QUICK_TOPOLOGIES if quick else TOPOLOGIES),
+        "schedulers": names("schedulers", QUICK_SCHEDULERS if quick else ALL_SCHEDULERS),
+        "loadaware": parse_bool_list(extra.get("loadaware", "on" if quick else "both")),
+        "repetitions": int(extra.get("repetitions", QUICK_REPETITIONS if quick else REPETITIONS)),
+        "warmup": float(extra.get("warmup", QUICK_WARMUP_S if quick else WARMUP_S)),
+        "interval": float(extra.get("interval", QUICK_INTERVAL_S if quick else INTERVAL_S)),
+        "ready_timeout": float(extra.get("ready_timeout", READY_TIMEOUT_S)),
+        "serpentine": order == "serpentine",
+        "restart": restart,
+        "emulation": emulation,
+        "monitor": extra.get("monitor", "no").lower() in ("yes", "on", "true", "1"),
+        "supervisors": extra.get("supervisors"),
+        "cluster_dir": Path(extra.get("cluster_dir", REPO / "build" / "bench-cluster")),
+        "port_offset": extra.get("port_offset", os.environ.get("CLUSTER_PORT_OFFSET", "3000")),
+        **{k.lower(): extra[k.lower()] for k in EMU_KEYS if k.lower() in extra},
+    }
+
+
+@benchmark(
+    NAME,
+    summary="JVM Linear/Diamond/Star (network- and CPU-bound) on a real local cluster, "
+    "emulated hosts when available: DefaultScheduler vs RAS (default/generic strategy) vs "
+    "the brain's algorithms, load-aware messaging on/off, interleaved runs; throughput, "
+    "p50/p99, inter-host bytes, hosts used; issue 13's targets.",
+    paper=PAPER,
+)
+def run(options: BenchOptions) -> None:
+    began = time.monotonic()
+    settings = _settings(options)
+    topologies = {label: topology_spec(label) for label in settings["topologies"]}
+    order = run_order(
+        list(topologies),
+        settings["schedulers"],
+        settings["loadaware"],
+        settings["repetitions"],
+        serpentine=settings["serpentine"],
+    )
+    starts = cluster_starts(order)
+    restarts = 1 if settings["restart"] == "nimbus" else starts
+    estimate = (
+        len(order) * (settings["warmup"] + settings["interval"] + RUN_OVERHEAD_S)
+        + restarts * CLUSTER_START_S
+        + (starts - restarts) * NIMBUS_RESTART_S
+    )
+    report.title("Cluster benchmark: placement vs Storm's schedulers", PAPER)
+    report.line(
+        f"{len(order)} runs ({', '.join(topologies)} × {', '.join(settings['schedulers'])} × "
+        f"load-aware {'/'.join('on' if v else 'off' for v in settings['loadaware'])} × "
+        f"{settings['repetitions']}), {starts} scheduler-class starts (restart: "
+        f"{settings['restart']}), warm-up {settings['warmup']:g} s, "
+        f"interval {settings['interval']:g} s; estimated {estimate / 60:.0f} min; "
+        f"cluster {settings['cluster_dir']} (port offset {settings['port_offset']}); "
+        f"load {os.getloadavg()[0]:.1f}"
+    )
+    notes: list[str] = []
+    runs: list[dict[str, Any]] = []
+    session = _Session(settings, notes)
+    with tempfile.TemporaryDirectory(prefix="bench-cluster-") as tmp:
+        try:
+            for index, key in enumerate(order, start=1):
+                cluster = session.ensure(scheduler_spec(key.scheduler))
+                result = _measure(
+                    cluster, key, topologies[key.topology], settings, index, Path(tmp)
+                )
+                runs.append(result)
+                _progress(index, len(order), result, began)
+        finally:
+            session.close()
+    elapsed = time.monotonic() - began
+    emulated = bool(runs) and all(r["emulated"] for r in runs)
+    rows = summarise(runs)
+    _tables(rows, settings, emulated)
+    targets = _targets(rows, settings, emulated, options.quick, elapsed)
+    report.line(
+        f"\nwall time {elapsed / 60:.1f} min ({len(runs)} runs, {len(session.start_seconds)} "
+        f"cluster starts, median {_median_text(session.start_seconds)} s; "
+        f"{len(session.switch_seconds)} Nimbus-only restarts, median "
+        f"{_median_text(session.switch_seconds)} s)"
+    )
+    for note in notes:
+        report.line(f"note: {note}")
+
+    png, json_path = report.output_paths(options, NAME)
+    report.plot(png, lambda axes: _draw(axes, rows, list(topologies)), panels=len(topologies))
+    data = report.common_json(options, NAME, PAPER)
+    data.update(
+        {
+            "settings": {k: v for k, v in settings.items()},
+            "emulated": emulated,
+            "emulated_hosts": _hosts_json(session),
+            "notes": notes,
+            "duration_s": elapsed,
+            "cluster_start_s": session.start_seconds,
+            "nimbus_restart_s": session.switch_seconds,
+            "order": [
+                f"{k.topology}/{k.scheduler}/{'la' if k.loadaware else 'nola'}" for k in order
+            ],
+            "summary_fields": list(SUMMARY_FIELDS),
+            "runs": runs,
+            "summary": rows,
+            "targets": targets,
+        }
+    )
+    report.write_json(json_path, data)
+    report.footer(options, png, json_path)
+
+
+def _hosts_json(session: _Session) -> Any:
+    """The emulated hosts the runs used (``emulated-hosts.json``), or ``None``."""
+    return None if session.hosts is None else dataclasses.asdict(session.hosts)
+
+
+def _median_text(values: Sequence[float]) -> str:
+    from scheduler_py.bench.cluster_runs import median
+
+    value = median(values)
+    return "–" if value is None else f"{value:.0f}"
+
+
+def _progress(index: int, total: int, run: Mapping[str, Any], began: float) -> None:
+    where = (
+        f"run {index}/{total} [{(time.monotonic() - began) / 60:.1f} min] {run['topology']} "
+        f"{run['scheduler']} loadaware={'on' if run['loadaware'] else 'off'}"
+    )
+    if run.get("error"):
+        report.line(f"  {where}: FAILED {run['error'][:300]}")
+        return
+    if run.get("brain_decision") not in (None, "PLACE"):
+        where += f" [LEFT TO STORM by the brain: {str(run.get('brain_reason'))[:200]}]"
+    inter = run.get("inter_host_bytes")
+    report.line(
+        f"  {where}: {run['throughput']:,.0f} acked/s, p50 {fmt(run['p50_ms'], '.1f')} ms, "
+        f"p99 {fmt(run['p99_ms'], '.1f')} ms, {run['hosts']} host(s), {run['workers']} "
+        f"worker(s), inter-host {'–' if inter is None else f'{inter / 1e6:,.1f} MB'}, "
+        f"max host {fmt(run.get('max_host_cpu_cores'), '.2f')} cores, "
+        f"load {run['load_average']:.1f}"
+    )
+
+
+def _tables(rows: Sequence[Mapping[str, Any]], settings: Mapping[str, Any], emulated: bool) -> None:
+    setting = "emulated hosts" if emulated else "LOOPBACK cluster (no emulated hosts)"
+    for topology in settings["topologies"]:
+        table = Table(
+            [
+                "scheduler", "LA", "runs", "acked/s", "range", "×default", "×RAS", "p50 ms",
+                "p99 ms", "p99 range", "inter-host MB", "predicted", "hosts", "workers",
+                "max host cores",
+            ],
+            caption=f"{topology} ({rows[0]['kind'] if rows else ''}) on the {setting}",
+            notes=[
+                "LA: Storm's load-aware messaging (topology.disable.loadaware.messaging false); "
+                "×RAS: against the better RAS strategy; predicted: the brain's inter-node "
+                "traffic (bytes when planned with measured bytes/s, else model units)",
+            ],
+        )  # fmt: skip
+        for row in (r for r in rows if r["topology"] == topology):
+            if row["left_to_storm_runs"]:
+                table.notes.append(
+                    f"{row['scheduler']} (LA {'on' if row['loadaware'] else 'off'}): the brain "
+                    f"left {row['left_to_storm_runs']} run(s) to Storm (see runs[].brain_reason)"
+                )
+            default = baseline(rows, topology, row["loadaware"], ["default"])
+            ras = baseline(rows, topology, row["loadaware"], ["ras-default", "ras-generic"])
+            spread, p99_spread = row["throughput_range"], row["p99_ms_range"]
+            inter = row["inter_host_bytes_median"]
+            predicted = row["predicted_inter_host_bytes"]
+            if predicted is not None:
+                predicted_text = f"{predicted / 1e6:,.1f} MB"
+            else:
+                predicted_text = fmt(row["predicted_internode_traffic"], ".3g")
+            table.add(
+                row["scheduler"],
+                "on" if row["loadaware"] else "off",
+                f"{row['runs']}"
+                + (f" ({row['failed_runs']} failed)" if row["failed_runs"] else ""),
+                fmt(row["throughput_median"], ",.0f"),
+                "–" if spread is None else f"{spread[0]:,.0f}–{spread[1]:,.0f}",
+                ratio(row["throughput_median"], default and default["throughput_median"]),
+                ratio(row["throughput_median"], ras and ras["throughput_median"]),
+                fmt(row["p50_ms_median"], ".1f"),
+                fmt(row["p99_ms_median"], ".1f"),
+                "–" if p99_spread is None else f"{p99_spread[0]:.1f}–{p99_spread[1]:.1f}",
+                "–" if inter is None else f"{inter / 1e6:,.1f}",
+                predicted_text,
+                fmt(row["hosts_median"], "g"),
+                fmt(row["workers_median"], "g"),
+                fmt(row["max_host_cpu_cores_median"], ".2f"),
+            )
+        table.print()
+
+
+def _targets(
+    rows: Sequence[Mapping[str, Any]],
+    settings: Mapping[str, Any],
+    emulated: bool,
+    quick: bool,
+    elapsed: float,
+) -> list[dict[str, Any]]:
+    """Print issue 13's targets; the network/CPU ones count only on emulated hosts (on the
+    loopback cluster the numbers are printed with verdict n/a)."""
+    report.line()
+    report.line("targets (issue 13):")
+    results: list[dict[str, Any]] = []
+    for topology in settings["topologies"]:
+        spec = topology_spec(topology)
+        for loadaware in settings["loadaware"]:
+            check = network_target if spec.kind == "network" else cpu_target
+            passed, detail = check(rows, topology, loadaware)
+            label = (
+                f"{topology} LA {'on' if loadaware else 'off'}: best brain >= 1.30× default, "
+                ">= 1.10× RAS, p99 no worse"
+                if spec.kind == "network"
+                else f"{topology} LA {'on' if loadaware else 'off'}: best brain <= RAS hosts "
+                "at >= RAS throughput"
+            )
+            if not emulated:
+                detail += " (loopback cluster, not the target's 6 emulated hosts: no verdict)"
+                passed = None
+            report.target_line(label, passed, detail)
+            results.append({"target": label, "passed": passed, "detail": detail})
+    report.target_line(
+        "adaptive path >= 90 % of the best static placement within 5 min",
+        None,
+        "brain:adaptive is not implemented in bench cluster yet",
+    )
+    report.target_line(
+        "worker monitor overhead < 5 %", None, "measured by `scheduler-py bench monitor_overhead`"
+    )
+    quick_passed = (elapsed <= QUICK_TARGET_S) if quick else None
+    report.target_line(
+        "bench cluster --quick < 20 min",
+        quick_passed,
+        f"{elapsed / 60:.1f} min" + ("" if quick else " (not a --quick run)"),
+    )
+    results.append({"target": "quick < 20 min", "passed": quick_passed, "minutes": elapsed / 60})
+    return results
+
+
+def _draw(axes: Any, rows: Sequence[Mapping[str, Any]], topologies: Sequence[str]) -> None:
+    """One panel per topology: throughput medians per scheduler, one bar per load-aware
+    setting, min–max whiskers."""
+    panels = axes if isinstance(axes, list) else [axes]
+    for panel, topology in zip(panels, topologies, strict=False):
+        mine = [r for r in rows if r["topology"] == topology]
+        schedulers = list(dict.fromkeys(r["scheduler"] for r in mine))
+        settings = list(dict.fromkeys(r["loadaware"] for r in mine))
+        width = 0.8 / max(1, len(settings))
+        for j, setting in enumerate(settings):
+            xs, heights, low, high = [], [], [], []
+            for i, scheduler in enumerate(schedulers):
+                row = next(
+                    (r for r in mine if r["scheduler"] == scheduler and r["loadaware"] == setting),
+                    None,
+                )
+                if row is None or row["throughput_median"] is None:
+                    continue
+                xs.append(i + (j - (len(settings) - 1) / 2) * width)
+                heights.append(row["throughput_median"])
+                spread = row["throughput_range"]
+                low.append(row["throughput_median"] - spread[0])
+                high.append(spread[1] - row["throughput_median"])
+            panel.bar(
+                xs,
+                heights,
+                width=width,
+                yerr=[low, high],
+                capsize=3,
+                label=f"load-aware {'on' if setting else 'off'}",
+            )
+        panel.set_xticks(range(len(schedulers)))
+        panel.set_xticklabels(schedulers, rotation=30, ha="right")
+        panel.set_ylabel("acked tuples/s (median, min–max)")
+        panel.set_title(topology)
+        panel.legend(loc="lower right", fontsize="small")

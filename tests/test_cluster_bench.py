@@ -1,0 +1,328 @@
+"""``scheduler-py bench cluster`` (issue 13 item 4): registration, scheduler and topology
+names, the interleaved run order, the brain's predicted traffic from a plan log, the summary
+rows with the issue's field names, the targets. No cluster is started."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scheduler_py.bench import cli
+from scheduler_py.bench.cluster import _settings
+from scheduler_py.bench.cluster_runs import (
+    BRAIN_SCHEDULER,
+    DEFAULT_SCHEDULER,
+    RAS_SCHEDULER,
+    SUMMARY_FIELDS,
+    RunKey,
+    brain_plan,
+    cluster_starts,
+    cpu_target,
+    network_target,
+    parse_bool_list,
+    predicted_traffic,
+    run_order,
+    scheduler_spec,
+    summarise,
+    topology_spec,
+)
+from scheduler_py.bench.registry import BenchOptions, benchmarks
+
+
+def test_registered_under_its_exact_name() -> None:
+    known = benchmarks()
+    assert [info.name for info in cli.resolve("cluster", known)] == ["cluster"]
+
+
+def test_scheduler_names() -> None:
+    default = scheduler_spec("default")
+    assert (default.cluster_class, default.storm_scheduler) == ("default", DEFAULT_SCHEDULER)
+    assert not default.topology_conf
+    generic = scheduler_spec("ras-generic")
+    assert generic.storm_scheduler == RAS_SCHEDULER
+    assert generic.topology_conf["topology.scheduler.strategy"].endswith(
+        ".GenericResourceAwareStrategy"
+    )
+    assert (
+        scheduler_spec("ras-default")
+        .topology_conf["topology.scheduler.strategy"]
+        .endswith(".DefaultResourceAwareStrategy")
+    )
+    brain = scheduler_spec("brain:tdls")
+    assert brain.brain and brain.storm_scheduler == BRAIN_SCHEDULER
+    assert brain.topology_conf == {"scheduler.brain.algorithm": "tdls"}
+    with pytest.raises(ValueError, match="not implemented"):
+        scheduler_spec("brain:adaptive")
+    with pytest.raises(ValueError, match="expected default, ras-default"):
+        scheduler_spec("even")
+
+
+def test_topology_names() -> None:
+    linear = topology_spec("linear")
+    assert (linear.jvm_kind, linear.kind, linear.spouts) == ("linear", "network", ("word",))
+    assert (
+        linear.conf["bench.payload.bytes"] > topology_spec("star-cpu").conf["bench.payload.bytes"]
+    )
+    star = topology_spec("star-cpu")
+    assert (star.kind, star.spouts) == ("cpu", ("spout_0", "spout_1"))
+    assert star.conf["bench.cpu.micros"] > 0
+    assert topology_spec("wordcount").kind == "cpu"
+    for bad in ("ring", "linear-gpu", "wordcount-cpu"):
+        with pytest.raises(ValueError, match="unknown topology"):
+            topology_spec(bad)
+
+
+def test_quick_order_alternates_the_classes() -> None:
+    order = run_order(["linear"], ["default", "ras-default", "brain:tdls"], [True], 2)
+    assert [k.scheduler for k in order] == [
+        "default", "ras-default", "brain:tdls", "brain:tdls", "ras-default", "default",
+    ]  # fmt: skip
+    assert [k.repetition for k in order] == [0, 0, 0, 1, 1, 1]
+    assert cluster_starts(order) == 5
+    cycle = run_order(
+        ["linear"], ["default", "ras-default", "brain:tdls"], [True], 2, serpentine=False
+    )
+    assert [k.scheduler for k in cycle][:4] == ["default", "ras-default", "brain:tdls", "default"]
+    assert cluster_starts(cycle) == 6
+
+
+def test_order_groups_a_class_and_covers_every_combination() -> None:
+    schedulers = ["brain:td", "default", "ras-generic", "ras-default", "brain:tdls"]
+    order = run_order(["linear", "star-cpu"], schedulers, [True, False], 3)
+    assert len(order) == 2 * 5 * 2 * 3
+    assert len({(k.repetition, *k.group) for k in order}) == len(order)
+    assert cluster_starts(order) == 3 + 2 + 2  # serpentine: a class continues across reps
+    first = order[:4]
+    assert [(k.topology, k.scheduler, k.loadaware) for k in first] == [
+        ("linear", "default", True),
+        ("linear", "default", False),
+        ("star-cpu", "default", True),
+        ("star-cpu", "default", False),
+    ]
+    with pytest.raises(ValueError, match="repetitions"):
+        run_order(["linear"], ["default"], [True], 0)
+
+
+def test_parse_bool_list() -> None:
+    assert parse_bool_list("both") == [True, False]
+    assert parse_bool_list("off, on") == [False, True]
+    with pytest.raises(ValueError, match="on, off or both"):
+        parse_bool_list("maybe")
+
+
+def test_settings_quick_and_unknown_keys() -> None:
+    quick = _settings(BenchOptions(quick=True))
+    assert quick["topologies"] == ["linear"]
+    assert quick["schedulers"] == ["default", "ras-default", "brain:tdls"]
+    assert quick["repetitions"] == 2 and quick["loadaware"] == [True]
+    full = _settings(BenchOptions(extra={"schedulers": "default,brain:t3", "emu_hosts": "4"}))
+    assert full["schedulers"] == ["default", "brain:t3"] and full["emu_hosts"] == "4"
+    assert full["repetitions"] >= 3 and full["loadaware"] == [True, False]
+    with pytest.raises(ValueError, match="unknown --set key"):
+        _settings(BenchOptions(extra={"topology": "linear"}))
+    with pytest.raises(ValueError, match="emulation expects"):
+        _settings(BenchOptions(extra={"emulation": "maybe"}))
+
+
+def test_brain_plan_takes_the_last_place_entry(tmp_path: Path) -> None:
+    log = tmp_path / "brain-plans.jsonl"
+    entries = [
+        {"topology_id": "t-1", "decision": "PLACE", "summary": {"internode_traffic": 1.0}},
+        {"topology_id": "t-2", "decision": "PLACE", "summary": {"internode_traffic": 9.0}},
+        {"topology_id": "t-1", "decision": "KEEP", "summary": {}},
+        {"topology_id": "t-1", "decision": "PLACE", "summary": {"internode_traffic": 2.0}},
+    ]
+    log.write_text("\n".join(json.dumps(e) for e in entries) + "\nnot json\n")
+    assert brain_plan(log, "t-1")["summary"]["internode_traffic"] == 2.0
+    assert brain_plan(log, "t-3") is None
+    with log.open("a") as out:
+        out.write(json.dumps({"topology_id": "t-3", "decision": "LEAVE_TO_STORM", "reason": "x"}))
+    left = brain_plan(log, "t-3")
+    assert left["decision"] == "LEAVE_TO_STORM"
+    result = predicted_traffic(left, 30.0)
+    assert result["brain_decision"] == "LEAVE_TO_STORM" and result["brain_reason"] == "x"
+    assert result["predicted_inter_host_bytes"] is None
+    assert brain_plan(tmp_path / "missing.jsonl", "t-1") is None
+
+
+def test_predicted_bytes_only_from_measured_bytes() -> None:
+    measured = {
+        "decision": "PLACE",
+        "summary": {
+            "internode_traffic": 1000.0,
+            "costs": "measured (6 windows, 60 s, bytes/s)",
+            "nodes_used": 2,
+        },
+    }
+    assert predicted_traffic(measured, 30.0)["predicted_inter_host_bytes"] == 30_000.0
+    declared = {
+        "decision": "PLACE",
+        "summary": {"internode_traffic": 12.0, "costs": "declared (no aggregate)"},
+    }
+    result = predicted_traffic(declared, 30.0)
+    assert result["predicted_inter_host_bytes"] is None
+    assert result["predicted_internode_traffic"] == 12.0
+    assert "model units" in result["predicted_note"]
+    assert predicted_traffic(None, 30.0)["predicted_note"] == "no brain plan"
+    collocated = {
+        "decision": "PLACE",
+        "summary": {"internode_traffic": 0.0, "costs": "declared (no aggregate)"},
+    }
+    assert predicted_traffic(collocated, 30.0)["predicted_inter_host_bytes"] == 0.0
+
+
+def run(scheduler: str, throughput: float, p99: float, hosts: int, **extra) -> dict:
+    return {
+        "topology": extra.pop("topology", "linear"),
+        "kind": extra.pop("kind", "network"),
+        "scheduler": scheduler,
+        "loadaware": extra.pop("loadaware", True),
+        "throughput": throughput,
+        "p50_ms": p99 / 4,
+        "p99_ms": p99,
+        "hosts": hosts,
+        "workers": hosts,
+        "inter_host_bytes": extra.pop("inter_host_bytes", None),
+        **extra,
+    }
+
+
+def test_declared_cpu_fits_six_emulated_hosts_of_a_third_core() -> None:
+    executors = {"linear": 8, "diamond": 12, "star": 10}
+    for label, count in executors.items():
+        for variant in (label, f"{label}-cpu"):
+            declared = topology_spec(variant).conf["bench.cpu.load"] * (count + 1)  # + acker
+            assert declared <= 6 * 30, variant
+
+
+def test_summary_rows_have_the_issue_fields() -> None:
+    runs = [
+        run("default", 100, 50, 3, inter_host_bytes=900),
+        run("default", 120, 40, 3, inter_host_bytes=1100),
+        run("default", 110, 45, 3, inter_host_bytes=1000),
+        run("brain:tdls", 200, 20, 1, predicted_inter_host_bytes=5.0),
+        run("brain:tdls", 0, 0, 0, error="TimeoutError: spouts"),
+    ]
+    rows = summarise(runs)
+    assert [r["scheduler"] for r in rows] == ["default", "brain:tdls"]
+    for row in rows:
+        assert set(SUMMARY_FIELDS) <= set(row)
+    default, brain = rows
+    assert default["runs"] == 3 and default["throughput_median"] == 110
+    assert default["throughput_range"] == (100, 120)
+    assert default["p99_ms_median"] == 45 and default["inter_host_bytes_median"] == 1000
+    assert default["hosts_median"] == 3 and default["kind"] == "network"
+    assert brain["runs"] == 1 and brain["failed_runs"] == 1
+    assert brain["throughput_median"] == 200 and brain["predicted_inter_host_bytes"] == 5.0
+    assert brain["inter_host_bytes_median"] is None
+    left = summarise([run("brain:td", 50, 9, 3, brain_decision="LEAVE_TO_STORM")])
+    assert left[0]["left_to_storm_runs"] == 1
+
+
+def test_network_target() -> None:
+    rows = summarise(
+        [
+            run("default", 100, 50, 3),
+            run("ras-default", 115, 40, 2),
+            run("ras-generic", 120, 45, 2),
+            run("brain:td", 131, 39, 1),
+            run("brain:tdls", 140, 44, 1),
+        ]
+    )
+    passed, detail = network_target(rows, "linear", True)
+    # best brain tdls: 1.40× default, 1.17× the better RAS (generic), p99 44 <= min(50, 45)
+    assert passed is True and "brain:tdls 1.40× default, 1.17× ras-generic" in detail
+    slower = summarise(
+        [run("default", 100, 50, 3), run("ras-default", 120, 40, 2), run("brain:tdls", 140, 44, 1)]
+    )
+    assert network_target(slower, "linear", True)[0] is False  # p99 44 > RAS's 40
+    assert network_target(rows, "linear", False)[0] is None
+
+
+def test_cpu_target() -> None:
+    rows = summarise(
+        [
+            run("ras-default", 100, 10, 2, kind="cpu"),
+            run("brain:tdls", 100, 10, 2, kind="cpu"),
+            run("brain:td", 90, 10, 1, kind="cpu"),
+        ]
+    )
+    passed, detail = cpu_target(rows, "linear", True)
+    assert passed is True and "brain:tdls 2 host(s)" in detail
+    fewer = summarise([run("ras-default", 100, 10, 1), run("brain:tdls", 120, 10, 2)])
+    assert cpu_target(fewer, "linear", True)[0] is False
+
+
+def test_run_key_group() -> None:
+    assert RunKey(1, "star", "default", False).group == ("star", "default", False)
+
+
+def test_tables_targets_and_plot(tmp_path: Path, capsys) -> None:
+    from scheduler_py.bench import report
+    from scheduler_py.bench.cluster import _draw, _tables, _targets
+
+    rows = summarise(
+        [
+            run("default", 100, 50, 3),
+            run("ras-default", 110, 40, 2),
+            run("brain:tdls", 150, 30, 1),
+            run("brain:tdls", 160, 35, 1),
+            run("default", 90, 60, 3, loadaware=False),
+        ]
+    )
+    settings = {"topologies": ["linear"], "loadaware": [True, False]}
+    _tables(rows, settings, emulated=True)
+    targets = _targets(rows, settings, emulated=True, quick=True, elapsed=600.0)
+    out = capsys.readouterr().out
+    assert "linear (network) on the emulated hosts" in out
+    assert "1.55×" in out  # brain:tdls median 155 / default 100
+    assert "[PASS] linear LA on" in out and "[n/a ] linear LA off" in out
+    assert "[PASS] bench cluster --quick < 20 min: 10.0 min" in out
+    assert [t["passed"] for t in targets] == [True, None, True]
+    _targets(rows, settings, emulated=False, quick=False, elapsed=600.0)
+    assert "[PASS]" not in capsys.readouterr().out.split("targets")[1].split("--quick")[0]
+    png = report.plot(tmp_path / "cluster.png", lambda axes: _draw(axes, rows, ["linear"]))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_monitor_inter_host_bytes() -> None:
+    from scheduler_py.bench.cluster_runs import host_of_task, monitor_inter_host_bytes
+    from scheduler_py.monitoring.records import TrafficSample, WindowRecord
+
+    hosts = host_of_task([(1, 2, "a"), (3, 3, "b"), (4, 4, "a")])
+    assert hosts == {1: "a", 2: "a", 3: "b", 4: "a"}
+
+    def window(port: int, start: int, traffic: list[tuple[int, int, float]]) -> WindowRecord:
+        samples = tuple(TrafficSample(s, d, "default", 1.0, b) for s, d, b in traffic)
+        return WindowRecord("t", "s1", "a", port, 1, start, start + 10_000, 0, 0, (), samples)
+
+    records = [
+        window(1, 0, [(1, 3, 100.0), (1, 2, 999.0)]),  # 100 cross hosts, 999 stays on a
+        window(1, 10_000, [(1, 3, 300.0)]),
+        window(2, 10_000, [(3, 4, 50.0)]),  # another worker: 50 B in its one window
+        window(1, 20_000, [(1, 3, 7777.0)]),  # ends after the interval: ignored
+    ]
+    total, used = monitor_inter_host_bytes(records, hosts, 0, 20_000)
+    # worker 1: 400 B over 20 s -> 400 over the 20 s interval; worker 2: 5 B/s -> 100 B
+    assert used == 3 and total == pytest.approx(500.0)
+    assert monitor_inter_host_bytes(records, hosts, 30_000, 40_000) == (None, 0)
+
+
+def test_with_scheduler_changes_only_that_line() -> None:
+    from scheduler_py.bench.cluster import with_scheduler
+
+    text = '# storm.scheduler: "x"\nstorm.scheduler: "old"\nscheduler.brain.port: 9627\n'
+    assert with_scheduler(text, RAS_SCHEDULER) == (
+        f'# storm.scheduler: "x"\nstorm.scheduler: "{RAS_SCHEDULER}"\nscheduler.brain.port: 9627\n'
+    )
+    with pytest.raises(RuntimeError, match=r"no storm\.scheduler line"):
+        with_scheduler("nimbus.seeds: []\n", RAS_SCHEDULER)
+
+
+def test_restart_setting() -> None:
+    assert _settings(BenchOptions())["restart"] == "nimbus"
+    assert _settings(BenchOptions(extra={"restart": "cluster"}))["restart"] == "cluster"
+    with pytest.raises(ValueError, match="restart expects"):
+        _settings(BenchOptions(extra={"restart": "never"}))
