@@ -261,7 +261,9 @@ def test_run_key_group() -> None:
 
 def test_tables_targets_and_plot(tmp_path: Path, capsys) -> None:
     from scheduler_py.bench import report
-    from scheduler_py.bench.cluster import _draw, _tables, _targets
+    from scheduler_py.bench.cluster_report import draw as _draw
+    from scheduler_py.bench.cluster_report import tables as _tables
+    from scheduler_py.bench.cluster_report import targets as _targets
 
     rows = summarise(
         [

@@ -1,4 +1,9 @@
-"""``scheduler-py bench cluster`` (``make bench-cluster``; issue 13 item 4): the JVM
+"""JVM Linear/Diamond/Star (network- and CPU-bound) on a real local cluster, emulated hosts when
+available: DefaultScheduler vs RAS (default/generic strategy) vs the brain's algorithms, load-
+aware messaging on/off, interleaved runs; throughput, p50/p99, inter-host bytes, hosts used;
+issue 13's targets.
+
+``scheduler-py bench cluster`` (``make bench-cluster``; issue 13 item 4): the JVM
 topologies (``topologies/jvm``: R-Storm's Linear, Diamond, Star, network- and CPU-bound, and
 word count) on a real local cluster under Storm's DefaultScheduler, Storm's RAS (Default and
 Generic resource-aware strategies) and the brain with each algorithm, with Storm's load-aware
@@ -42,6 +47,10 @@ cluster), ``ready_timeout`` (s), ``emulation``
 (auto, yes, no), ``monitor`` (no), ``supervisors`` (loopback only). ``--quick``: linear ×
 default, ras-default, brain:tdls × load-aware on × 2 repetitions, shorter intervals.
 ``brain:adaptive`` is not implemented here yet.
+
+At ~650 lines this module is the benchmark's driver only — starting and switching the
+cluster, measuring one run, the session that interleaves them; the pure parts (run order,
+summaries, targets) are in ``cluster_runs.py`` and the output in ``cluster_report.py``.
 """
 
 from __future__ import annotations
@@ -56,7 +65,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from scheduler_py.bench import report
+from scheduler_py.bench import cluster_report, report
+from scheduler_py.bench.cluster_report import draw, median_text, progress, tables
 from scheduler_py.bench.cluster_runs import (
     ALL_SCHEDULERS,
     QUICK_SCHEDULERS,
@@ -64,13 +74,10 @@ from scheduler_py.bench.cluster_runs import (
     RunKey,
     SchedulerSpec,
     TopologySpec,
-    baseline,
     brain_plan,
     cluster_starts,
-    cpu_target,
     host_of_task,
     monitor_inter_host_bytes,
-    network_target,
     parse_bool_list,
     predicted_traffic,
     run_order,
@@ -80,8 +87,7 @@ from scheduler_py.bench.cluster_runs import (
 )
 from scheduler_py.bench.local_cluster import LocalCluster, aligned_counts, mean, step_rate
 from scheduler_py.bench.monitor_overhead import histogram_delta, percentile, read_histograms
-from scheduler_py.bench.registry import BenchOptions, benchmark
-from scheduler_py.bench.report import Table, fmt, ratio
+from scheduler_py.bench.registry import BenchOptions
 from scheduler_py.devtools import host_counters
 from scheduler_py.devtools.emulated_hosts import EmulatedHosts
 from scheduler_py.devtools.storm_daemon import start_daemon
@@ -100,7 +106,6 @@ starting on a busy 2-core machine, the first stats heartbeat."""
 RUN_OVERHEAD_S, CLUSTER_START_S, NIMBUS_RESTART_S = 75.0, 60.0, 30.0
 """For the printed estimate only: submit + ready + kill per run, one cluster start, one
 Nimbus-only restart."""
-QUICK_TARGET_S = 20 * 60
 NIMBUS_TIMEOUT_MS = 30_000
 EMU_DEFAULTS = {"EMU_HOSTS": "6", "EMU_RACKS": "2", "EMU_HOST_CPU": "0.3"}
 EMU_KEYS = ("EMU_HOSTS", "EMU_RACKS", "EMU_HOST_CPU", "EMU_HOST_MBIT", "EMU_INTERRACK_MBIT")
@@ -578,14 +583,6 @@ def _settings(options: BenchOptions) -> dict[str, Any]:
     }
 
 
-@benchmark(
-    NAME,
-    summary="JVM Linear/Diamond/Star (network- and CPU-bound) on a real local cluster, "
-    "emulated hosts when available: DefaultScheduler vs RAS (default/generic strategy) vs "
-    "the brain's algorithms, load-aware messaging on/off, interleaved runs; throughput, "
-    "p50/p99, inter-host bytes, hosts used; issue 13's targets.",
-    paper=PAPER,
-)
 def run(options: BenchOptions) -> None:
     began = time.monotonic()
     settings = _settings(options)
@@ -625,25 +622,25 @@ def run(options: BenchOptions) -> None:
                     cluster, key, topologies[key.topology], settings, index, Path(tmp)
                 )
                 runs.append(result)
-                _progress(index, len(order), result, began)
+                progress(index, len(order), result, began)
         finally:
             session.close()
     elapsed = time.monotonic() - began
     emulated = bool(runs) and all(r["emulated"] for r in runs)
     rows = summarise(runs)
-    _tables(rows, settings, emulated)
-    targets = _targets(rows, settings, emulated, options.quick, elapsed)
+    tables(rows, settings, emulated)
+    targets = cluster_report.targets(rows, settings, emulated, options.quick, elapsed)
     report.line(
         f"\nwall time {elapsed / 60:.1f} min ({len(runs)} runs, {len(session.start_seconds)} "
-        f"cluster starts, median {_median_text(session.start_seconds)} s; "
+        f"cluster starts, median {median_text(session.start_seconds)} s; "
         f"{len(session.switch_seconds)} Nimbus-only restarts, median "
-        f"{_median_text(session.switch_seconds)} s)"
+        f"{median_text(session.switch_seconds)} s)"
     )
     for note in notes:
         report.line(f"note: {note}")
 
     png, json_path = report.output_paths(options, NAME)
-    report.plot(png, lambda axes: _draw(axes, rows, list(topologies)), panels=len(topologies))
+    report.plot(png, lambda axes: draw(axes, rows, list(topologies)), panels=len(topologies))
     data = report.common_json(options, NAME, PAPER)
     data.update(
         {
@@ -670,167 +667,3 @@ def run(options: BenchOptions) -> None:
 def _hosts_json(session: _Session) -> Any:
     """The emulated hosts the runs used (``emulated-hosts.json``), or ``None``."""
     return None if session.hosts is None else dataclasses.asdict(session.hosts)
-
-
-def _median_text(values: Sequence[float]) -> str:
-    from scheduler_py.bench.cluster_runs import median
-
-    value = median(values)
-    return "–" if value is None else f"{value:.0f}"
-
-
-def _progress(index: int, total: int, run: Mapping[str, Any], began: float) -> None:
-    where = (
-        f"run {index}/{total} [{(time.monotonic() - began) / 60:.1f} min] {run['topology']} "
-        f"{run['scheduler']} loadaware={'on' if run['loadaware'] else 'off'}"
-    )
-    if run.get("error"):
-        report.line(f"  {where}: FAILED {run['error'][:300]}")
-        return
-    if run.get("brain_decision") not in (None, "PLACE"):
-        where += f" [LEFT TO STORM by the brain: {str(run.get('brain_reason'))[:200]}]"
-    inter = run.get("inter_host_bytes")
-    report.line(
-        f"  {where}: {run['throughput']:,.0f} acked/s, p50 {fmt(run['p50_ms'], '.1f')} ms, "
-        f"p99 {fmt(run['p99_ms'], '.1f')} ms, {run['hosts']} host(s), {run['workers']} "
-        f"worker(s), inter-host {'–' if inter is None else f'{inter / 1e6:,.1f} MB'}, "
-        f"max host {fmt(run.get('max_host_cpu_cores'), '.2f')} cores, "
-        f"load {run['load_average']:.1f}"
-    )
-
-
-def _tables(rows: Sequence[Mapping[str, Any]], settings: Mapping[str, Any], emulated: bool) -> None:
-    setting = "emulated hosts" if emulated else "LOOPBACK cluster (no emulated hosts)"
-    for topology in settings["topologies"]:
-        table = Table(
-            [
-                "scheduler", "LA", "runs", "acked/s", "range", "×default", "×RAS", "p50 ms",
-                "p99 ms", "p99 range", "inter-host MB", "predicted", "hosts", "workers",
-                "max host cores",
-            ],
-            caption=f"{topology} ({rows[0]['kind'] if rows else ''}) on the {setting}",
-            notes=[
-                "LA: Storm's load-aware messaging (topology.disable.loadaware.messaging false); "
-                "×RAS: against the better RAS strategy; predicted: the brain's inter-node "
-                "traffic (bytes when planned with measured bytes/s, else model units)",
-            ],
-        )  # fmt: skip
-        for row in (r for r in rows if r["topology"] == topology):
-            if row["left_to_storm_runs"]:
-                table.notes.append(
-                    f"{row['scheduler']} (LA {'on' if row['loadaware'] else 'off'}): the brain "
-                    f"left {row['left_to_storm_runs']} run(s) to Storm (see runs[].brain_reason)"
-                )
-            default = baseline(rows, topology, row["loadaware"], ["default"])
-            ras = baseline(rows, topology, row["loadaware"], ["ras-default", "ras-generic"])
-            spread, p99_spread = row["throughput_range"], row["p99_ms_range"]
-            inter = row["inter_host_bytes_median"]
-            predicted = row["predicted_inter_host_bytes"]
-            if predicted is not None:
-                predicted_text = f"{predicted / 1e6:,.1f} MB"
-            else:
-                predicted_text = fmt(row["predicted_internode_traffic"], ".3g")
-            table.add(
-                row["scheduler"],
-                "on" if row["loadaware"] else "off",
-                f"{row['runs']}"
-                + (f" ({row['failed_runs']} failed)" if row["failed_runs"] else ""),
-                fmt(row["throughput_median"], ",.0f"),
-                "–" if spread is None else f"{spread[0]:,.0f}–{spread[1]:,.0f}",
-                ratio(row["throughput_median"], default and default["throughput_median"]),
-                ratio(row["throughput_median"], ras and ras["throughput_median"]),
-                fmt(row["p50_ms_median"], ".1f"),
-                fmt(row["p99_ms_median"], ".1f"),
-                "–" if p99_spread is None else f"{p99_spread[0]:.1f}–{p99_spread[1]:.1f}",
-                "–" if inter is None else f"{inter / 1e6:,.1f}",
-                predicted_text,
-                fmt(row["hosts_median"], "g"),
-                fmt(row["workers_median"], "g"),
-                fmt(row["max_host_cpu_cores_median"], ".2f"),
-            )
-        table.print()
-
-
-def _targets(
-    rows: Sequence[Mapping[str, Any]],
-    settings: Mapping[str, Any],
-    emulated: bool,
-    quick: bool,
-    elapsed: float,
-) -> list[dict[str, Any]]:
-    """Print issue 13's targets; the network/CPU ones count only on emulated hosts (on the
-    loopback cluster the numbers are printed with verdict n/a)."""
-    report.line()
-    report.line("targets (issue 13):")
-    results: list[dict[str, Any]] = []
-    for topology in settings["topologies"]:
-        spec = topology_spec(topology)
-        for loadaware in settings["loadaware"]:
-            check = network_target if spec.kind == "network" else cpu_target
-            passed, detail = check(rows, topology, loadaware)
-            label = (
-                f"{topology} LA {'on' if loadaware else 'off'}: best brain >= 1.30× default, "
-                ">= 1.10× RAS, p99 no worse"
-                if spec.kind == "network"
-                else f"{topology} LA {'on' if loadaware else 'off'}: best brain <= RAS hosts "
-                "at >= RAS throughput"
-            )
-            if not emulated:
-                detail += " (loopback cluster, not the target's 6 emulated hosts: no verdict)"
-                passed = None
-            report.target_line(label, passed, detail)
-            results.append({"target": label, "passed": passed, "detail": detail})
-    report.target_line(
-        "adaptive path >= 90 % of the best static placement within 5 min",
-        None,
-        "brain:adaptive is not implemented in bench cluster yet",
-    )
-    report.target_line(
-        "worker monitor overhead < 5 %", None, "measured by `scheduler-py bench monitor_overhead`"
-    )
-    quick_passed = (elapsed <= QUICK_TARGET_S) if quick else None
-    report.target_line(
-        "bench cluster --quick < 20 min",
-        quick_passed,
-        f"{elapsed / 60:.1f} min" + ("" if quick else " (not a --quick run)"),
-    )
-    results.append({"target": "quick < 20 min", "passed": quick_passed, "minutes": elapsed / 60})
-    return results
-
-
-def _draw(axes: Any, rows: Sequence[Mapping[str, Any]], topologies: Sequence[str]) -> None:
-    """One panel per topology: throughput medians per scheduler, one bar per load-aware
-    setting, min–max whiskers."""
-    panels = axes if isinstance(axes, list) else [axes]
-    for panel, topology in zip(panels, topologies, strict=False):
-        mine = [r for r in rows if r["topology"] == topology]
-        schedulers = list(dict.fromkeys(r["scheduler"] for r in mine))
-        settings = list(dict.fromkeys(r["loadaware"] for r in mine))
-        width = 0.8 / max(1, len(settings))
-        for j, setting in enumerate(settings):
-            xs, heights, low, high = [], [], [], []
-            for i, scheduler in enumerate(schedulers):
-                row = next(
-                    (r for r in mine if r["scheduler"] == scheduler and r["loadaware"] == setting),
-                    None,
-                )
-                if row is None or row["throughput_median"] is None:
-                    continue
-                xs.append(i + (j - (len(settings) - 1) / 2) * width)
-                heights.append(row["throughput_median"])
-                spread = row["throughput_range"]
-                low.append(row["throughput_median"] - spread[0])
-                high.append(spread[1] - row["throughput_median"])
-            panel.bar(
-                xs,
-                heights,
-                width=width,
-                yerr=[low, high],
-                capsize=3,
-                label=f"load-aware {'on' if setting else 'off'}",
-            )
-        panel.set_xticks(range(len(schedulers)))
-        panel.set_xticklabels(schedulers, rotation=30, ha="right")
-        panel.set_ylabel("acked tuples/s (median, min–max)")
-        panel.set_title(topology)
-        panel.legend(loc="lower right", fontsize="small")

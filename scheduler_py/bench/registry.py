@@ -4,8 +4,7 @@ A benchmark is a module ``scheduler_py/bench/<name>.py`` listed in :data:`MODULE
 ``run(options: BenchOptions) -> None`` (it prints its own tables, see
 :mod:`scheduler_py.bench.report`, and writes any plot under ``options.output_dir``) and a
 ``PAPER`` string (what it reproduces); the first paragraph of its docstring is the summary
-``scheduler-py bench --list`` prints. A function decorated with :func:`benchmark` registers
-too (with its summary and paper given explicitly).
+``scheduler-py bench --list`` prints.
 """
 
 from __future__ import annotations
@@ -53,6 +52,7 @@ MODULES = (
     "reconfig_pause",
     "scale",
     "roundtrip",
+    "cluster",
 )
 """Every benchmark module (the benchmark's name is the module's)."""
 
@@ -72,19 +72,6 @@ def _register_modules() -> None:
             )
 
 
-def benchmark(name: str, *, summary: str, paper: str) -> Callable[[BenchFunction], BenchFunction]:
-    def decorate(run: BenchFunction) -> BenchFunction:
-        if name in _BENCHMARKS and _BENCHMARKS[name].run is not run:
-            raise ValueError(f"benchmark {name!r} registered twice")
-        _BENCHMARKS[name] = BenchmarkInfo(name, run, summary, paper)
-        return run
-
-    return decorate
-
-
 def benchmarks() -> dict[str, BenchmarkInfo]:
-    from scheduler_py import bench
-
-    bench.load_all()
     _register_modules()
     return dict(sorted(_BENCHMARKS.items()))

@@ -1,0 +1,180 @@
+"""What ``scheduler-py bench cluster`` prints and draws: the progress line of a run, the
+table per topology with ratios to DefaultScheduler and RAS, the PASS/MISS lines of issue 13's
+targets and the grouped-bar PNG (the runs themselves: :mod:`scheduler_py.bench.cluster`)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from scheduler_py.bench import report
+from scheduler_py.bench.cluster_runs import baseline, cpu_target, network_target, topology_spec
+from scheduler_py.bench.report import Table, fmt, ratio
+
+QUICK_TARGET_S = 20 * 60
+"""``--quick`` must finish within this (issue 13)"""
+
+
+def median_text(values: Sequence[float]) -> str:
+    from scheduler_py.bench.cluster_runs import median
+
+    value = median(values)
+    return "–" if value is None else f"{value:.0f}"
+
+
+def progress(index: int, total: int, run: Mapping[str, Any], began: float) -> None:
+    where = (
+        f"run {index}/{total} [{(time.monotonic() - began) / 60:.1f} min] {run['topology']} "
+        f"{run['scheduler']} loadaware={'on' if run['loadaware'] else 'off'}"
+    )
+    if run.get("error"):
+        report.line(f"  {where}: FAILED {run['error'][:300]}")
+        return
+    if run.get("brain_decision") not in (None, "PLACE"):
+        where += f" [LEFT TO STORM by the brain: {str(run.get('brain_reason'))[:200]}]"
+    inter = run.get("inter_host_bytes")
+    report.line(
+        f"  {where}: {run['throughput']:,.0f} acked/s, p50 {fmt(run['p50_ms'], '.1f')} ms, "
+        f"p99 {fmt(run['p99_ms'], '.1f')} ms, {run['hosts']} host(s), {run['workers']} "
+        f"worker(s), inter-host {'–' if inter is None else f'{inter / 1e6:,.1f} MB'}, "
+        f"max host {fmt(run.get('max_host_cpu_cores'), '.2f')} cores, "
+        f"load {run['load_average']:.1f}"
+    )
+
+
+def tables(rows: Sequence[Mapping[str, Any]], settings: Mapping[str, Any], emulated: bool) -> None:
+    setting = "emulated hosts" if emulated else "LOOPBACK cluster (no emulated hosts)"
+    for topology in settings["topologies"]:
+        table = Table(
+            [
+                "scheduler", "LA", "runs", "acked/s", "range", "×default", "×RAS", "p50 ms",
+                "p99 ms", "p99 range", "inter-host MB", "predicted", "hosts", "workers",
+                "max host cores",
+            ],
+            caption=f"{topology} ({rows[0]['kind'] if rows else ''}) on the {setting}",
+            notes=[
+                "LA: Storm's load-aware messaging (topology.disable.loadaware.messaging false); "
+                "×RAS: against the better RAS strategy; predicted: the brain's inter-node "
+                "traffic (bytes when planned with measured bytes/s, else model units)",
+            ],
+        )  # fmt: skip
+        for row in (r for r in rows if r["topology"] == topology):
+            if row["left_to_storm_runs"]:
+                table.notes.append(
+                    f"{row['scheduler']} (LA {'on' if row['loadaware'] else 'off'}): the brain "
+                    f"left {row['left_to_storm_runs']} run(s) to Storm (see runs[].brain_reason)"
+                )
+            default = baseline(rows, topology, row["loadaware"], ["default"])
+            ras = baseline(rows, topology, row["loadaware"], ["ras-default", "ras-generic"])
+            spread, p99_spread = row["throughput_range"], row["p99_ms_range"]
+            inter = row["inter_host_bytes_median"]
+            predicted = row["predicted_inter_host_bytes"]
+            if predicted is not None:
+                predicted_text = f"{predicted / 1e6:,.1f} MB"
+            else:
+                predicted_text = fmt(row["predicted_internode_traffic"], ".3g")
+            table.add(
+                row["scheduler"],
+                "on" if row["loadaware"] else "off",
+                f"{row['runs']}"
+                + (f" ({row['failed_runs']} failed)" if row["failed_runs"] else ""),
+                fmt(row["throughput_median"], ",.0f"),
+                "–" if spread is None else f"{spread[0]:,.0f}–{spread[1]:,.0f}",
+                ratio(row["throughput_median"], default and default["throughput_median"]),
+                ratio(row["throughput_median"], ras and ras["throughput_median"]),
+                fmt(row["p50_ms_median"], ".1f"),
+                fmt(row["p99_ms_median"], ".1f"),
+                "–" if p99_spread is None else f"{p99_spread[0]:.1f}–{p99_spread[1]:.1f}",
+                "–" if inter is None else f"{inter / 1e6:,.1f}",
+                predicted_text,
+                fmt(row["hosts_median"], "g"),
+                fmt(row["workers_median"], "g"),
+                fmt(row["max_host_cpu_cores_median"], ".2f"),
+            )
+        table.print()
+
+
+def targets(
+    rows: Sequence[Mapping[str, Any]],
+    settings: Mapping[str, Any],
+    emulated: bool,
+    quick: bool,
+    elapsed: float,
+) -> list[dict[str, Any]]:
+    """Print issue 13's targets; the network/CPU ones count only on emulated hosts (on the
+    loopback cluster the numbers are printed with verdict n/a)."""
+    report.line()
+    report.line("targets (issue 13):")
+    results: list[dict[str, Any]] = []
+    for topology in settings["topologies"]:
+        spec = topology_spec(topology)
+        for loadaware in settings["loadaware"]:
+            check = network_target if spec.kind == "network" else cpu_target
+            passed, detail = check(rows, topology, loadaware)
+            label = (
+                f"{topology} LA {'on' if loadaware else 'off'}: best brain >= 1.30× default, "
+                ">= 1.10× RAS, p99 no worse"
+                if spec.kind == "network"
+                else f"{topology} LA {'on' if loadaware else 'off'}: best brain <= RAS hosts "
+                "at >= RAS throughput"
+            )
+            if not emulated:
+                detail += " (loopback cluster, not the target's 6 emulated hosts: no verdict)"
+                passed = None
+            report.target_line(label, passed, detail)
+            results.append({"target": label, "passed": passed, "detail": detail})
+    report.target_line(
+        "adaptive path >= 90 % of the best static placement within 5 min",
+        None,
+        "brain:adaptive is not implemented in bench cluster yet",
+    )
+    report.target_line(
+        "worker monitor overhead < 5 %", None, "measured by `scheduler-py bench monitor_overhead`"
+    )
+    quick_passed = (elapsed <= QUICK_TARGET_S) if quick else None
+    report.target_line(
+        "bench cluster --quick < 20 min",
+        quick_passed,
+        f"{elapsed / 60:.1f} min" + ("" if quick else " (not a --quick run)"),
+    )
+    results.append({"target": "quick < 20 min", "passed": quick_passed, "minutes": elapsed / 60})
+    return results
+
+
+def draw(axes: Any, rows: Sequence[Mapping[str, Any]], topologies: Sequence[str]) -> None:
+    """One panel per topology: throughput medians per scheduler, one bar per load-aware
+    setting, min–max whiskers."""
+    panels = axes if isinstance(axes, list) else [axes]
+    for panel, topology in zip(panels, topologies, strict=False):
+        mine = [r for r in rows if r["topology"] == topology]
+        schedulers = list(dict.fromkeys(r["scheduler"] for r in mine))
+        settings = list(dict.fromkeys(r["loadaware"] for r in mine))
+        width = 0.8 / max(1, len(settings))
+        for j, setting in enumerate(settings):
+            xs, heights, low, high = [], [], [], []
+            for i, scheduler in enumerate(schedulers):
+                row = next(
+                    (r for r in mine if r["scheduler"] == scheduler and r["loadaware"] == setting),
+                    None,
+                )
+                if row is None or row["throughput_median"] is None:
+                    continue
+                xs.append(i + (j - (len(settings) - 1) / 2) * width)
+                heights.append(row["throughput_median"])
+                spread = row["throughput_range"]
+                low.append(row["throughput_median"] - spread[0])
+                high.append(spread[1] - row["throughput_median"])
+            panel.bar(
+                xs,
+                heights,
+                width=width,
+                yerr=[low, high],
+                capsize=3,
+                label=f"load-aware {'on' if setting else 'off'}",
+            )
+        panel.set_xticks(range(len(schedulers)))
+        panel.set_xticklabels(schedulers, rotation=30, ha="right")
+        panel.set_ylabel("acked tuples/s (median, min–max)")
+        panel.set_title(topology)
+        panel.legend(loc="lower right", fontsize="small")
