@@ -75,6 +75,15 @@ BRAIN_ENABLED = Key(
     "`false` turns the shim into plain `DefaultScheduler`",
     "daemon",
 )
+TOPOGRAPHY_RACKS = Key(
+    "scheduler.topography.racks",
+    None,
+    "host → rack map read by `io.schedulerpy.storm.topography.StaticRackMapping` when it is "
+    "`storm.network.topography.plugin` (the emulated hosts set both); unlisted hosts: "
+    "Storm's default rack",
+    "daemon",
+    shown_default="—",
+)
 
 # --- topology: read by the brain's scheduling round ----------------------------------------
 ALGORITHM = Key(
