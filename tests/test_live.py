@@ -268,7 +268,7 @@ class _Result:
     def __init__(self, value: Any = None, error: Exception | None = None) -> None:
         self.value, self.error = value, error
 
-    def get(self) -> Any:
+    def get(self, timeout: float | None = None) -> Any:
         if self.error is not None:
             raise self.error
         return self.value
@@ -280,12 +280,12 @@ class FakeClient:
     def __init__(self, nodes: dict[str, bytes | None]) -> None:
         self.nodes = nodes
 
-    def get_children(self, path: str) -> list[str]:
+    def get_children_async(self, path: str) -> _Result:
         prefix = path + "/"
         children = [p[len(prefix) :] for p in self.nodes if p.startswith(prefix)]
         if not children and path not in self.nodes:
-            raise NoNodeError(path)
-        return children
+            return _Result(error=NoNodeError(path))
+        return _Result(children)
 
     def get_async(self, path: str) -> _Result:
         data = self.nodes.get(path)

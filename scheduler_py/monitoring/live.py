@@ -37,6 +37,7 @@ from typing import Any
 from kazoo.exceptions import NoNodeError
 
 from scheduler_py.monitoring import znodes
+from scheduler_py.monitoring.zk import answer
 from scheduler_py.scheduling.interfaces import LiveTask, LiveWorker
 
 log = logging.getLogger(__name__)
@@ -156,11 +157,13 @@ def read_live(client: Any, topology_id: str, root: str = DEFAULT_ROOT) -> dict[s
     ``client`` is a started kazoo client. A topology without live znodes gives ``{}``; a
     znode that vanishes while being read (its worker stopped) is left out; a corrupt one is
     left out with a warning (logged once per znode and reason, then at DEBUG). Connection
-    errors are raised.
+    errors are raised, and so is ``OperationTimeoutError`` when ZooKeeper does not answer in
+    time (:func:`scheduler_py.monitoring.zk.answer`): the drain polling this must reach its
+    own timeout and resume the topology, never block on a lost connection.
     """
     base = live_path(topology_id, root)
     try:
-        names = sorted(client.get_children(base))
+        names = sorted(answer(client.get_children_async(base)))
     except NoNodeError:
         return {}
     requests = [(name, client.get_async(f"{base}/{name}")) for name in names]
@@ -168,7 +171,7 @@ def read_live(client: Any, topology_id: str, root: str = DEFAULT_ROOT) -> dict[s
     for name, request in requests:
         path = f"{base}/{name}"
         try:
-            data, _stat = request.get()
+            data, _stat = answer(request)
         except NoNodeError:
             continue
         try:

@@ -91,13 +91,21 @@ def connect_in_background(hosts: str = DEFAULT_HOSTS, timeout: float = 10.0) -> 
     return client
 
 
+def answer(result: Any, timeout: float = OPERATION_TIMEOUT_SECS) -> Any:
+    """The value of a kazoo async result, or kazoo's ``OperationTimeoutError`` (a
+    ``KazooException``) after ``timeout`` seconds: kazoo's synchronous calls wait without
+    limit for a connection that may never come back."""
+    try:
+        return result.get(timeout=timeout)
+    except KazooTimeoutError as error:
+        raise OperationTimeoutError(f"ZooKeeper did not answer within {timeout:g} s") from error
+
+
 class MonitorStore:
     """Reads and writes the monitoring znodes under ``root`` with a started kazoo client.
 
-    Every call waits at most ``operation_timeout`` seconds and then raises kazoo's
-    :class:`~kazoo.exceptions.OperationTimeoutError` (a ``KazooException``): kazoo's own
-    synchronous calls wait without limit for a connection that may never come back, which
-    once hung ``scheduler-py aggregate --every`` after a ZooKeeper restart on a busy machine.
+    Every call waits at most ``operation_timeout`` seconds (:func:`answer`); without that a
+    ZooKeeper restart on a busy machine once hung ``scheduler-py aggregate --every``.
     """
 
     def __init__(
@@ -111,13 +119,7 @@ class MonitorStore:
         self.operation_timeout = operation_timeout
 
     def _wait(self, result: Any) -> Any:
-        """The value of a kazoo async result, or ``OperationTimeoutError`` after the timeout."""
-        try:
-            return result.get(timeout=self.operation_timeout)
-        except KazooTimeoutError as error:
-            raise OperationTimeoutError(
-                f"ZooKeeper did not answer within {self.operation_timeout:g} s"
-            ) from error
+        return answer(result, self.operation_timeout)
 
     # -- paths (scheduler_py/monitoring/znodes.py) ----------------------------------------
     def monitor_path(self, topology_id: str | None = None, worker: str | None = None) -> str:
