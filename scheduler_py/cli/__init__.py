@@ -79,7 +79,7 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from scheduler_py.model.bound import traffic_bound
+    from scheduler_py.model.bound import TrafficBound, traffic_bound
     from scheduler_py.model.budget import Budget
     from scheduler_py.model.io_json import load_document, nodes_from_json, result_to_json
     from scheduler_py.model.types import Problem
@@ -101,10 +101,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
     imc = sum(ev.imc_gain for ev in evaluations)
     values = [b.value for b in bounds.values()]
     bound = None if None in values else sum(v for v in values if v is not None)
+    total = TrafficBound(bound, "sum over the topologies")
     summary = {
         "imc_gain": imc,
         "bound": bound,
-        "gap": None if bound is None else (0.0 if bound <= 0 else max(0.0, 1 - imc / bound)),
+        "gap": total.gap(imc),
         "internode_traffic": sum(ev.internode_traffic for ev in evaluations),
         "max_node_load": max(cluster_load.values(), default=0.0),
         "nodes_used": len({n for _, p, _ in planned for n in p.nodes_used}),

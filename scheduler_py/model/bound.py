@@ -29,7 +29,6 @@ the traffic; the pair formulation above does not have that symmetry.
 from __future__ import annotations
 
 import itertools
-import math
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -264,4 +263,4 @@ def _fractional_knapsack(items: list[tuple[float, float]], room: float) -> float
         share = min(1.0, room / weight)
         kept += value * share
         room -= weight * share
-    return kept if math.isfinite(kept) else math.inf
+    return kept
