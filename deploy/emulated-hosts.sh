@@ -76,6 +76,28 @@ check_can_emulate() {
   ((${#longest} <= 15)) || cdie "link name $longest is longer than the kernel's 15 characters (CLUSTER_PORT_OFFSET too large)"
 }
 
+# --- firewall: bridged traffic must pass when another tool set FORWARD to DROP ----------------
+# Docker loads br_netfilter (bridged frames then traverse iptables' FORWARD chain) and sets that
+# chain's policy to DROP, which cuts the emulated hosts off from ZooKeeper and from each other.
+# One ACCEPT rule per bridge of ours, tagged with our prefix so emu_down removes exactly those.
+ours_forward_rules() {
+  command -v iptables >/dev/null || return 0
+  iptables -S FORWARD 2>/dev/null | grep -F -- "--comment $EMU_PREFIX-emulated-hosts" || true
+}
+allow_forwarding() {  # allow_forwarding BRIDGE
+  command -v iptables >/dev/null || return 0
+  iptables -I FORWARD -i "$1" -o "$1" -m comment --comment "$EMU_PREFIX-emulated-hosts" -j ACCEPT \
+    || clog "WARNING: could not add an iptables ACCEPT rule for bridge $1; if FORWARD drops (Docker running), the hosts cannot reach ZooKeeper"
+}
+remove_forwarding_rules() {
+  local rule
+  while IFS= read -r rule; do
+    [[ -n "$rule" ]] || continue
+    # shellcheck disable=SC2086  # the rule's words are iptables arguments
+    iptables ${rule/-A FORWARD/-D FORWARD} || clog "ERROR: cannot remove iptables rule: $rule"
+  done < <(ours_forward_rules)
+}
+
 # --- down: everything with our prefix, whatever the state file says ------------------------
 ours_netns() { ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^$EMU_PREFIX-h[0-9]+$" || true; }
 ours_links() { ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E "^$EMU_PREFIX-" || true; }
@@ -88,6 +110,7 @@ ours_cgroups() {  # deepest first
 }
 emu_down() {
   local ns pids link group left=0
+  remove_forwarding_rules
   [[ -n "$(ours_netns)$(ours_links)$(ours_cgroups)" ]] || { rm -f "$STATE_FILE"; return 0; }
   for ns in $(ours_netns); do
     pids="$(ip netns pids "$ns" 2>/dev/null | xargs || true)"
@@ -106,8 +129,8 @@ emu_down() {
     rmdir "$group" 2>/dev/null || { clog "ERROR: cannot remove cgroup $group (processes in it: $(xargs <"$group/cgroup.procs" 2>/dev/null))"; left=1; }
   done
   rm -f "$STATE_FILE"
-  if [[ -n "$(ours_netns)$(ours_links)" ]]; then
-    clog "ERROR: left behind: $(ours_netns | xargs) $(ours_links | xargs)"
+  if [[ -n "$(ours_netns)$(ours_links)$(ours_forward_rules)" ]]; then
+    clog "ERROR: left behind: $(ours_netns | xargs) $(ours_links | xargs) $(ours_forward_rules | xargs)"
     left=1
   fi
   ((left == 0)) && clog "removed the emulated hosts: no namespace, link, bridge or cgroup named $EMU_PREFIX* left"
@@ -118,7 +141,7 @@ emu_down() {
 emu_up() {
   emu_enabled || cdie "EMU_HOSTS is 0 or unset: nothing to emulate"
   check_can_emulate
-  if [[ -n "$(ours_netns)$(ours_links)$(ours_cgroups)" ]]; then
+  if [[ -n "$(ours_netns)$(ours_links)$(ours_cgroups)$(ours_forward_rules)" ]]; then
     clog "removing the leftovers of an earlier run (prefix $EMU_PREFIX)"
     emu_down >/dev/null || cdie "could not remove the leftovers of an earlier run with prefix $EMU_PREFIX (see above)"
   fi
@@ -130,11 +153,13 @@ emu_up() {
   ip link add "$core" type bridge
   ip addr add "$root/$EMU_PREFIX_LEN" dev "$core"
   ip link set "$core" up
+  allow_forwarding "$core"
   for ((r = 1; r <= EMU_RACKS; r++)); do
     ip link add "$(rack_bridge "$r")" type bridge
     # no ARP on the rack bridge's own interface: the root namespace would answer for its
     # address there too, and hosts sending to ZooKeeper/Nimbus would skip the uplink
     ip link set "$(rack_bridge "$r")" arp off up
+    allow_forwarding "$(rack_bridge "$r")"
     ip link add "$(uplink_core "$r")" type veth peer name "$(uplink_rack "$r")"
     ip link set "$(uplink_core "$r")" master "$core" up
     ip link set "$(uplink_rack "$r")" master "$(rack_bridge "$r")" up

@@ -10,6 +10,7 @@
   (``docs/algorithms/004-pipeline.md``);
 * ``baselines/`` — Storm's EvenScheduler ``even``, METIS ``metis``, Aniello et al.'s
   ``online``, the exact ``optimal`` (``docs/algorithms/baselines.md``);
+* ``locality`` — ``locality``: slices for Storm's locality-aware shuffle (ours);
 * ``portfolio`` — ``auto``: the others within one budget, the best plan kept (ours).
 
 An algorithm becomes selectable everywhere by adding its module to :data:`MODULES`.
@@ -32,6 +33,7 @@ MODULES = (
     "baselines.metis",
     "baselines.online",
     "baselines.optimal",
+    "locality",
     "portfolio",
 )
 """Every module that registers an algorithm, in listing order."""

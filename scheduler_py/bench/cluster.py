@@ -381,6 +381,12 @@ def _measure(
         runs = cluster.nimbus.executor_runs(name)
         state = cluster.nimbus.topology_state(name)
         span = mean([end[k][0] - start[k][0] for k in start if k in end])
+        if not runs:
+            raise RuntimeError(
+                f"{name}: no executor of the topology was running at the end of the measured "
+                f"interval (supervisors lost? see {cluster.directory / 'logs'}); this run "
+                "measured nothing"
+            )
         counts = histogram_delta(histograms_start, histograms_end)
         cores = measured["host_cpu_cores"]
         result.update(
@@ -614,6 +620,7 @@ def run(options: BenchOptions) -> None:
     notes: list[str] = []
     runs: list[dict[str, Any]] = []
     session = _Session(settings, notes)
+    previous_handler = signal.signal(signal.SIGTERM, _stop_on_sigterm)
     with tempfile.TemporaryDirectory(prefix="bench-cluster-") as tmp:
         try:
             for index, key in enumerate(order, start=1):
@@ -625,6 +632,7 @@ def run(options: BenchOptions) -> None:
                 progress(index, len(order), result, began)
         finally:
             session.close()
+            signal.signal(signal.SIGTERM, previous_handler)
     elapsed = time.monotonic() - began
     emulated = bool(runs) and all(r["emulated"] for r in runs)
     rows = summarise(runs)
@@ -662,6 +670,12 @@ def run(options: BenchOptions) -> None:
     )
     report.write_json(json_path, data)
     report.footer(options, png, json_path)
+
+
+def _stop_on_sigterm(signum: int, _frame: object) -> None:
+    """SIGTERM ends the benchmark through the ``finally`` that stops its cluster (the
+    default action would leave Nimbus, the supervisors and the emulated hosts running)."""
+    raise SystemExit(f"bench cluster: stopped by signal {signum}; stopping the cluster")
 
 
 def _hosts_json(session: _Session) -> Any:

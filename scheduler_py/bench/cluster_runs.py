@@ -17,7 +17,7 @@ BRAIN_SCHEDULER = "io.schedulerpy.storm.BrainScheduler"
 DEFAULT_SCHEDULER = "org.apache.storm.scheduler.DefaultScheduler"
 RAS_SCHEDULER = "org.apache.storm.scheduler.resource.ResourceAwareScheduler"
 RAS_STRATEGIES = "org.apache.storm.scheduler.resource.strategies.scheduling."
-BRAIN_ALGORITHMS = ("rstorm", "t3", "online", "metis", "td", "tdls")
+BRAIN_ALGORITHMS = ("rstorm", "t3", "online", "metis", "td", "tdls", "locality")
 QUICK_SCHEDULERS = ("default", "ras-default", "brain:tdls")
 ALL_SCHEDULERS = (
     "default",

@@ -155,6 +155,14 @@ MESSAGE_TIMEOUT = Key(
     "topology",
     shown_default="Storm's (30)",
 )
+DISABLE_LOADAWARE = Key(
+    "topology.disable.loadaware.messaging",
+    False,
+    "`locality` plans slices for Storm's locality-aware shuffle unless this is true "
+    "(then one packed slice)",
+    "topology",
+    shown_default="Storm's (false)",
+)
 
 # --- worker monitor (storm_plugin/.../monitor/MonitorConfig.java) ---------------------------
 MONITOR_WINDOW = Key("scheduler.monitor.window.secs", 10, "length of a window record", "monitor")

@@ -237,6 +237,10 @@ def choose_algorithm(conf: Mapping[str, Any], config: RoundConfig) -> tuple[str,
         raise SchedulingError(
             f'{keys.PARAMS.name} must be a JSON object such as {{"key": "rs"}}, found {raw!r}'
         )
+    if algorithm == "locality" and "loadaware" not in params:
+        # Storm's own key says whether shuffles are locality-aware (algorithms/locality.py)
+        disabled = conf.get(keys.DISABLE_LOADAWARE.name, False)
+        params["loadaware"] = not (disabled is True or str(disabled).lower() == "true")
     return algorithm, params
 
 

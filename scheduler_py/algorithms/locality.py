@@ -1,0 +1,205 @@
+"""``locality``: placement for Storm's locality-aware shuffle (ours; ``README.md``, "Evaluation
+on an emulated network").
+
+Why a placement of its own. Since Storm 2.0 a shuffle grouping is load-aware unless
+``topology.disable.loadaware.messaging`` is set: ``LoadAwareShuffleGrouping`` sends a tuple to
+a target task in the sender's own worker when there is one and it is not overloaded, and only
+widens to the host, the rack and then every task when the local targets' receive queues stay
+above ``topology.localityaware.higher.bound``. The traffic between executors is then not the
+uniform all-to-all split the other algorithms score (paper 000 §2.2, Eq. 1): it follows the
+placement. A placement that keeps the total cut small under the uniform split can still send
+every tuple across one host's link; one that gives every worker a complete copy of the
+pipeline sends almost nothing across hosts.
+
+The plan, for a topology whose shuffle-like edges (``shuffle``, ``local_or_shuffle``,
+``none``) carry the traffic:
+
+1. **Slices.** ``k`` = the smallest parallelism among the user components; slice ``j`` holds
+   executor ``i`` of every component with ``i mod k == j``, so every slice has at least one
+   executor of every component and a tuple can travel its whole path inside one slice.
+   With load-aware messaging off (``loadaware=false``), shuffles are uniform and slices do
+   not help: one slice holds everything.
+2. **Segments.** A slice goes to one node when it fits the node's CPU and memory; otherwise it
+   is cut, in topological order of its components, into consecutive segments, each filling
+   one node, so the slice's traffic crosses hosts only at the cuts.
+3. **Nodes.** Slices are spread over distinct nodes before any node takes a second slice
+   (separate slices exchange nothing, so spreading them buys CPU and link capacity without
+   adding traffic); a slice starts in the rack with the most unused nodes and its later
+   segments stay in that rack when it has room (racks are joined by less bandwidth); among
+   candidates the node with the most free CPU wins.
+4. **System executors** (ackers, metrics) go to the used node with the most free CPU.
+
+Each node runs one worker of the topology: worker-local is the locality the grouping prefers.
+Fields, all, global and direct groupings are placed like the rest; their traffic is uniform
+whatever the placement, and the cost module scores it as such.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+
+from scheduler_py.algorithms.registry import register
+from scheduler_py.model.budget import UNLIMITED, Budget
+from scheduler_py.model.capacity import check_feasible, usable_nodes
+from scheduler_py.model.errors import InfeasibleError
+from scheduler_py.model.types import EPSILON, Executor, Node, Placement, Problem, Topology
+
+LOCALITY_GROUPINGS = frozenset({"shuffle", "local_or_shuffle", "none"})
+"""Groupings Storm routes through its locality-aware shuffle (``LoadAwareShuffleGrouping``)."""
+
+
+def component_order(topology: Topology) -> list[str]:
+    """User components in topological order of the user edges (spouts first; on a cycle the
+    remaining components follow in declaration order)."""
+    user = [c.id for c in topology.components if not c.is_system]
+    inputs: dict[str, set[str]] = {c: set() for c in user}
+    for edge in topology.merged_edges:
+        if edge.source in inputs and edge.target in inputs and edge.source != edge.target:
+            inputs[edge.target].add(edge.source)
+    order: list[str] = []
+    placed: set[str] = set()
+    while len(order) < len(user):
+        ready = [c for c in user if c not in placed and inputs[c] <= placed]
+        if not ready:  # a cycle: take the first remaining in declaration order
+            ready = [next(c for c in user if c not in placed)]
+        for component in ready:
+            order.append(component)
+            placed.add(component)
+    return order
+
+
+def slices(topology: Topology, loadaware: bool) -> list[list[Executor]]:
+    """The user executors in slices (point 1 of the module docstring), each slice in
+    topological order of its components."""
+    order = component_order(topology)
+    if not order:
+        return []
+    by_component = topology.component_by_id
+    count = min(by_component[c].parallelism for c in order) if loadaware else 1
+    result: list[list[Executor]] = [[] for _ in range(count)]
+    for component in order:
+        for executor in topology.executors_of(component):
+            result[executor.index % count].append(executor)
+    return result
+
+
+class _Free:
+    """Remaining CPU and memory per node, and which nodes hold which slices."""
+
+    def __init__(self, nodes: Sequence[Node]) -> None:
+        self.nodes = {n.id: n for n in nodes}
+        self.cpu = {n.id: n.cpu for n in nodes}
+        self.memory = {n.id: n.memory_mb for n in nodes}
+        self.slices_on: dict[str, int] = defaultdict(int)
+
+    def fits(self, node: str, executor: Executor) -> bool:
+        return (
+            executor.cpu <= self.cpu[node] + EPSILON
+            and executor.memory_mb <= self.memory[node] + EPSILON
+        )
+
+    def take(self, node: str, executor: Executor) -> None:
+        self.cpu[node] -= executor.cpu
+        self.memory[node] -= executor.memory_mb
+
+    def choose(self, first: Executor, rack: str | None, avoid: set[str]) -> str | None:
+        """The node for a new segment starting with ``first``: fewest slices already on it;
+        then, for a slice's first segment, the rack with the most nodes no slice uses yet
+        (room for the slice's later segments), for a later segment the slice's own rack;
+        then most free CPU (ties: lower id). Never a node in ``avoid`` (the slice's earlier
+        segments) unless nothing else fits."""
+        candidates = [n for n in self.nodes if self.fits(n, first)]
+        if not candidates:
+            return None
+        fresh = [n for n in candidates if n not in avoid] or candidates
+        empty_in_rack: dict[str, int] = defaultdict(int)
+        for node in self.nodes:
+            if not self.slices_on[node]:
+                empty_in_rack[self.nodes[node].rack] += 1
+
+        def rank(node: str) -> tuple[int, int, float, str]:
+            node_rack = self.nodes[node].rack
+            rack_rank = -empty_in_rack[node_rack] if rack is None else int(node_rack != rack)
+            return (self.slices_on[node], rack_rank, -self.cpu[node], node)
+
+        return min(fresh, key=rank)
+
+
+def _infeasible(topology: Topology, executor: Executor, free: _Free) -> InfeasibleError:
+    best = max(free.cpu, key=lambda n: (free.cpu[n], n))
+    return InfeasibleError(
+        f"topology {topology.id}: no node has room left for executor {executor.id} "
+        f"({executor.cpu:.1f}% CPU, {executor.memory_mb:.0f} MB) after placing the slices "
+        f"before it (most free: {best} with {free.cpu[best]:.1f}% CPU, "
+        f"{free.memory[best]:.0f} MB); add capacity or lower the declared resources",
+        resource="cpu",
+        component=executor.component,
+        needed=executor.cpu,
+        best_available=free.cpu[best],
+        best_node=best,
+    )
+
+
+def _place_slice(
+    topology: Topology, members: Sequence[Executor], free: _Free, node_of: dict[str, str]
+) -> None:
+    """Points 2 and 3: consecutive segments of the slice, each on the node :meth:`_Free.choose`
+    picks, filled in order while the executors fit."""
+    used: set[str] = set()
+    rack: str | None = None
+    position = 0
+    while position < len(members):
+        node = free.choose(members[position], rack, used)
+        if node is None:
+            raise _infeasible(topology, members[position], free)
+        used.add(node)
+        free.slices_on[node] += 1
+        rack = free.nodes[node].rack
+        while position < len(members) and free.fits(node, members[position]):
+            free.take(node, members[position])
+            node_of[members[position].id] = node
+            position += 1
+
+
+def _place_system(
+    topology: Topology, free: _Free, node_of: dict[str, str], order: Mapping[str, int]
+) -> None:
+    for executor in topology.executors:
+        if executor.id in node_of:
+            continue
+        used = sorted(set(node_of.values()), key=order.__getitem__)
+        candidates = [n for n in used if free.fits(n, executor)] or [
+            n for n in free.nodes if free.fits(n, executor)
+        ]
+        if not candidates:
+            raise _infeasible(topology, executor, free)
+        node = max(candidates, key=lambda n: (free.cpu[n], -order[n]))
+        free.take(node, executor)
+        node_of[executor.id] = node
+
+
+@register(
+    "locality",
+    paper="ours: placement for Storm's locality-aware shuffle (README, emulated network)",
+    summary="Slices holding one executor of every component each, spread over distinct "
+    "nodes, one worker per node: with Storm's load-aware shuffle a tuple stays in its worker.",
+    params={
+        "loadaware": (
+            True,
+            "Storm's load-aware messaging is on (topology.disable.loadaware.messaging false); "
+            "false: one slice, packed into as few nodes as fit",
+        )
+    },
+)
+def plan(problem: Problem, *, loadaware: bool = True, budget: Budget = UNLIMITED) -> Placement:
+    check_feasible(problem)
+    topology = problem.topology
+    nodes = usable_nodes(problem)
+    free = _Free(nodes)
+    order = {n.id: i for i, n in enumerate(nodes)}
+    node_of: dict[str, str] = {}
+    for members in slices(topology, loadaware):
+        _place_slice(topology, members, free, node_of)
+    _place_system(topology, free, node_of, order)
+    return Placement(topology.id, node_of, worker_of={e: 0 for e in node_of})
