@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_py.bench import cli
+from scheduler_py.bench import cli, cluster_report
 from scheduler_py.bench.cluster import _settings
 from scheduler_py.bench.cluster_runs import (
     BRAIN_SCHEDULER,
@@ -22,6 +22,7 @@ from scheduler_py.bench.cluster_runs import (
     cpu_target,
     network_target,
     parse_bool_list,
+    payload_volume,
     predicted_traffic,
     run_order,
     scheduler_spec,
@@ -171,6 +172,43 @@ def test_predicted_bytes_only_from_measured_bytes() -> None:
         "summary": {"internode_traffic": 0.0, "costs": "declared (no aggregate)"},
     }
     assert predicted_traffic(collocated, 30.0)["predicted_inter_host_bytes"] == 0.0
+
+
+def test_declared_costs_predict_bytes_from_the_plans_share_and_the_payload_moved() -> None:
+    declared = {
+        "decision": "PLACE",
+        "summary": {
+            "internode_traffic": 1.5,
+            "internode_traffic_loadaware": 0.5,
+            "total_traffic": 3.0,
+            "costs": "declared",
+        },
+    }
+    linear = topology_spec("linear")
+    volume = payload_volume(linear, 1000.0)
+    assert volume == 1000 * 3 * 8192  # three payload hops per acked tuple
+    routed = predicted_traffic(declared, 30.0, loadaware=True, volume_bytes=volume)
+    assert routed["predicted_model"] == "load-aware"
+    assert routed["predicted_inter_host_bytes"] == pytest.approx(volume / 6)
+    uniform = predicted_traffic(declared, 30.0, loadaware=False, volume_bytes=volume)
+    assert uniform["predicted_model"] == "uniform"
+    assert uniform["predicted_inter_host_bytes"] == pytest.approx(volume / 2)
+    assert payload_volume(topology_spec("wordcount"), 1000.0) is None
+
+
+def test_model_check_flags_predictions_off_by_more_than_20_percent() -> None:
+    rows = [
+        {"topology": "linear", "scheduler": "brain:locality", "loadaware": True,
+         "inter_host_bytes_median": 110.0, "predicted_inter_host_bytes": 100.0},
+        {"topology": "linear", "scheduler": "brain:tdls", "loadaware": True,
+         "inter_host_bytes_median": 200.0, "predicted_inter_host_bytes": 100.0},
+        {"topology": "linear", "scheduler": "brain:td", "loadaware": True,
+         "inter_host_bytes_median": None, "predicted_inter_host_bytes": 100.0},
+        {"topology": "linear", "scheduler": "default", "loadaware": True,
+         "inter_host_bytes_median": 1.0, "predicted_inter_host_bytes": None},
+    ]  # fmt: skip
+    checks = cluster_report.model_check(rows)
+    assert [c["within_20pct"] for c in checks] == [True, False, None]
 
 
 def run(scheduler: str, throughput: float, p99: float, hosts: int, **extra) -> dict:

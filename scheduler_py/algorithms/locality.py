@@ -45,9 +45,6 @@ from scheduler_py.model.capacity import check_feasible, usable_nodes
 from scheduler_py.model.errors import InfeasibleError
 from scheduler_py.model.types import EPSILON, Executor, Node, Placement, Problem, Topology
 
-LOCALITY_GROUPINGS = frozenset({"shuffle", "local_or_shuffle", "none"})
-"""Groupings Storm routes through its locality-aware shuffle (``LoadAwareShuffleGrouping``)."""
-
 
 def component_order(topology: Topology) -> list[str]:
     """User components in topological order of the user edges (spouts first; on a cycle the

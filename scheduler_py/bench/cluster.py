@@ -79,6 +79,7 @@ from scheduler_py.bench.cluster_runs import (
     host_of_task,
     monitor_inter_host_bytes,
     parse_bool_list,
+    payload_volume,
     predicted_traffic,
     run_order,
     scheduler_spec,
@@ -409,7 +410,10 @@ def _measure(
         if spec.brain:
             plan = brain_plan(cluster.directory / "logs" / "brain-plans.jsonl", topology_id)
             # over the span the counters measured, to compare with inter_host_bytes
-            result.update(predicted_traffic(plan, measured["counter_span_s"]))
+            span_s = measured["counter_span_s"]
+            acked = None if span_s is None else result["throughput"] * span_s
+            volume = payload_volume(topology, acked)
+            result.update(predicted_traffic(plan, span_s, key.loadaware, volume))
     except Exception as error:  # one failed run must not lose the others' results
         result["error"] = f"{type(error).__name__}: {error}"
     finally:
@@ -637,6 +641,7 @@ def run(options: BenchOptions) -> None:
     emulated = bool(runs) and all(r["emulated"] for r in runs)
     rows = summarise(runs)
     tables(rows, settings, emulated)
+    checks = cluster_report.model_check(rows)
     targets = cluster_report.targets(rows, settings, emulated, options.quick, elapsed)
     report.line(
         f"\nwall time {elapsed / 60:.1f} min ({len(runs)} runs, {len(session.start_seconds)} "
@@ -666,6 +671,7 @@ def run(options: BenchOptions) -> None:
             "runs": runs,
             "summary": rows,
             "targets": targets,
+            "model_check": checks,
         }
     )
     report.write_json(json_path, data)

@@ -95,6 +95,40 @@ def tables(rows: Sequence[Mapping[str, Any]], settings: Mapping[str, Any], emula
         table.print()
 
 
+MODEL_TOLERANCE = 0.20
+"""Issue 13 item 5: prediction and measurement of inter-host bytes should agree within ±20 %."""
+
+
+def model_check(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Issue 13 item 5: the brain's predicted inter-host bytes beside the bytes measured on the
+    hosts' links, per brain row; ``within`` is ``None`` where either is missing."""
+    report.line()
+    report.line("model check (issue 13 item 5): predicted vs measured inter-host bytes")
+    checks: list[dict[str, Any]] = []
+    for row in rows:
+        if not str(row["scheduler"]).startswith("brain:"):
+            continue
+        measured, predicted = row["inter_host_bytes_median"], row["predicted_inter_host_bytes"]
+        label = f"{row['topology']} {row['scheduler']} LA {'on' if row['loadaware'] else 'off'}"
+        within: bool | None = None
+        if measured is None or predicted is None:
+            detail = "not comparable (a side is missing: see runs[].predicted_note)"
+        elif predicted <= 0:
+            within = measured <= 0
+            detail = f"predicted 0, measured {measured / 1e6:,.1f} MB"
+        else:
+            error = measured / predicted - 1
+            within = abs(error) <= MODEL_TOLERANCE
+            detail = (
+                f"predicted {predicted / 1e6:,.1f} MB, measured {measured / 1e6:,.1f} MB "
+                f"({error:+.0%})"
+            )
+        verdict = {True: "within ±20 %", False: "OFF by more than 20 %", None: "n/a"}[within]
+        report.line(f"  {label}: {detail} — {verdict}")
+        checks.append({"row": label, "within_20pct": within, "detail": detail})
+    return checks
+
+
 def targets(
     rows: Sequence[Mapping[str, Any]],
     settings: Mapping[str, Any],

@@ -239,10 +239,36 @@ def brain_plan(plan_log: Path, topology_id: str) -> dict[str, Any] | None:
     )
 
 
-def predicted_traffic(entry: Mapping[str, Any] | None, span_s: float | None) -> dict[str, Any]:
-    """What the plan predicted: inter-node traffic in the model's unit, and in bytes over
-    ``span_s`` when the brain planned with measured bytes/s; otherwise bytes are ``None``
-    and ``predicted_note`` says why (declared costs have no unit of bytes)."""
+TRANSFERS_PER_ACKED: dict[str, int] = {"linear": 3, "diamond": 8, "star": 3}
+"""Payload-carrying transfers between executors per acked spout tuple (``topologies/README.md``,
+"JVM topologies"): Linear's three hops; Diamond's four fan-out copies and their four results;
+Star's spout → center hop and center's copy to each of the two outputs. Word count's tuples
+change size on the way, so it has no entry."""
+
+
+def payload_volume(topology: TopologySpec, acked: float | None) -> float | None:
+    """Payload bytes the topology moved between executors for ``acked`` spout tuples
+    (``None`` for word count or without a count)."""
+    transfers = TRANSFERS_PER_ACKED.get(topology.jvm_kind)
+    payload = topology.conf.get("bench.payload.bytes")
+    if transfers is None or acked is None or not isinstance(payload, int):
+        return None
+    return acked * transfers * payload
+
+
+def predicted_traffic(
+    entry: Mapping[str, Any] | None,
+    span_s: float | None,
+    loadaware: bool = True,
+    volume_bytes: float | None = None,
+) -> dict[str, Any]:
+    """What the plan predicted crossing hosts: in the model's unit, and in bytes over
+    ``span_s``. The inter-node traffic is the locality-aware routing's
+    (:mod:`scheduler_py.model.loadaware`) when Storm's load-aware messaging is on and the plan
+    log has it, else the uniform split's. Bytes: measured bytes/s × span when the brain
+    planned with measured traffic; with declared costs, the plan's inter-node *share* of its
+    traffic × ``volume_bytes`` (the payload bytes the measured throughput moved); otherwise
+    ``None`` and ``predicted_note`` says why."""
     if entry is None:
         return {
             "brain_decision": None,
@@ -257,11 +283,15 @@ def predicted_traffic(entry: Mapping[str, Any] | None, span_s: float | None) -> 
             "predicted_note": f"the brain did not place it ({entry.get('decision')}): Storm did",
         }
     summary = entry.get("summary") or {}
-    traffic = summary.get("internode_traffic")
+    routed = summary.get("internode_traffic_loadaware") if loadaware else None
+    model = "load-aware" if routed is not None else "uniform"
+    traffic = routed if routed is not None else summary.get("internode_traffic")
+    total = summary.get("total_traffic")
     costs = str(summary.get("costs", ""))
     result: dict[str, Any] = {
         "brain_decision": "PLACE",
         "predicted_internode_traffic": traffic,
+        "predicted_model": model,
         "predicted_costs": costs,
         "predicted_nodes": summary.get("nodes_used"),
         "predicted_workers": summary.get("workers_used"),
@@ -269,10 +299,17 @@ def predicted_traffic(entry: Mapping[str, Any] | None, span_s: float | None) -> 
     }
     if traffic is not None and float(traffic) == 0.0:
         result["predicted_inter_host_bytes"] = 0.0
-        result["predicted_note"] = "no traffic between nodes in the plan (in any unit)"
+        result["predicted_note"] = f"no traffic between nodes in the plan ({model} routing)"
     elif traffic is not None and span_s and "bytes/s" in costs and costs.startswith("measured"):
         result["predicted_inter_host_bytes"] = float(traffic) * span_s
-        result["predicted_note"] = "measured bytes/s × span"
+        result["predicted_note"] = f"measured bytes/s × span ({model} routing)"
+    elif traffic is not None and total and volume_bytes is not None:
+        share = float(traffic) / float(total)
+        result["predicted_inter_host_bytes"] = share * volume_bytes
+        result["predicted_note"] = (
+            f"declared costs: {share:.0%} of the traffic crosses nodes ({model} routing) × "
+            "the payload bytes the measured throughput moved"
+        )
     else:
         result["predicted_inter_host_bytes"] = None
         result["predicted_note"] = f"costs {costs or 'unknown'}: traffic in model units, not bytes"

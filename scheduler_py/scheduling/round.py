@@ -34,12 +34,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler_py.config import keys
-from scheduler_py.model.bound import traffic_bound
+from scheduler_py.model.bound import estimated_pairs, traffic_bound
 from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.cost import evaluate, violations
 from scheduler_py.model.errors import SchedulingError
+from scheduler_py.model.loadaware import loadaware_internode_traffic
 from scheduler_py.model.slots import assign_slots
-from scheduler_py.model.types import Placement
+from scheduler_py.model.types import Placement, Problem
 from scheduler_py.scheduling.claims import Claims, NodeClaim, usage_of
 from scheduler_py.scheduling.interfaces import ArmedPlan, CostSource
 from scheduler_py.scheduling.planning import plan_within
@@ -321,6 +322,7 @@ def _place(
         evaluation.summary()
         | bound.summary(evaluation.imc_gain)
         | {"seconds": placement.report.get("seconds", 0.0), "costs": view.costs}
+        | {"internode_traffic_loadaware": _loadaware_internode(problem, placement)}
     )
     if outcome.note:
         summary["budget_note"] = outcome.note
@@ -335,6 +337,15 @@ def _place(
         tuple(runs),
         placement,
     )
+
+
+def _loadaware_internode(problem: Problem, placement: Placement) -> float | None:
+    """Inter-node traffic as Storm's locality-aware shuffle would route it
+    (:mod:`scheduler_py.model.loadaware`); ``None`` above :data:`ROUND_BOUND_PAIRS` executor
+    pairs, where it would cost the round too much time."""
+    if estimated_pairs(problem) > ROUND_BOUND_PAIRS:
+        return None
+    return loadaware_internode_traffic(problem, placement)
 
 
 def _armed(item: RoundItem) -> TopologyDecision | None:

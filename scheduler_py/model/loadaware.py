@@ -1,0 +1,89 @@
+"""Executor-pair traffic as Storm's locality-aware shuffle routes it, for a given placement.
+
+The cost module (:mod:`scheduler_py.model.cost`) scores the traffic of a shuffle edge as the
+uniform all-to-all split of paper 000 §2.2, Eq. 1. That is what Storm does with
+``topology.disable.loadaware.messaging: true``. With Storm's default (false) a shuffle-like
+grouping is a ``LoadAwareShuffleGrouping`` (Storm 2.8, ``storm-client``), which, per sending
+worker, groups the target tasks by *locality scope* — the same worker, the same host, the same
+rack, anywhere — and sends only to the narrowest non-empty scope while the targets there are
+not overloaded (their receive queues below ``topology.localityaware.higher.bound``), split by
+load weights that are equal when nothing is overloaded.
+
+:func:`loadaware_pair_traffic` is that steady, unloaded routing: each source executor's
+outflow on a shuffle-like edge (its share of the edge's traffic, or what was measured leaving
+it) goes in equal parts to the target executors of the narrowest scope that holds one. Other
+groupings (fields, all, global, direct) keep the uniform split. Overloaded targets widen the
+scope at run time; this model does not, so it is a lower bound on the traffic leaving a
+worker whenever a worker-local target saturates. ``bench cluster`` compares it, and the
+uniform split, with the bytes measured on the emulated hosts' links (issue 13 item 5).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+
+from scheduler_py.model.types import Placement, Problem, Topology
+
+SHUFFLE_LIKE = frozenset({"shuffle", "local_or_shuffle", "none"})
+"""Groupings Storm routes through ``LoadAwareShuffleGrouping`` when load-aware messaging is on."""
+
+
+def _outflows(topology: Topology) -> dict[tuple[str, str], dict[str, float]]:
+    """``(source component, target component) -> {source executor: rate}``."""
+    result: dict[tuple[str, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    if topology.has_measured_traffic:
+        component = {e.id: e.component for e in topology.executors}
+        for src, dst, rate in topology.pair_traffics():
+            if src in component and dst in component:
+                result[(component[src], component[dst])][src] += rate
+        return result
+    for edge in topology.merged_edges:
+        sources = topology.executors_of(edge.source)
+        for source in sources:
+            result[(edge.source, edge.target)][source.id] += edge.traffic / len(sources)
+    return result
+
+
+def loadaware_pair_traffic(problem: Problem, placement: Placement) -> dict[tuple[str, str], float]:
+    """Traffic per executor pair when shuffle-like edges prefer the narrowest locality scope."""
+    topology = problem.topology
+    rack_of = {n.id: n.rack for n in problem.nodes}
+    grouping = {(e.source, e.target): e.grouping for e in topology.merged_edges}
+    node_of = placement.node_of
+    pairs: dict[tuple[str, str], float] = defaultdict(float)
+    for (source_comp, target_comp), outflow in _outflows(topology).items():
+        targets = [t.id for t in topology.executors_of(target_comp)]
+        shuffle = grouping.get((source_comp, target_comp), "shuffle") in SHUFFLE_LIKE
+        for source, rate in outflow.items():
+            chosen = _scope(source, targets, placement, rack_of) if shuffle else targets
+            for target in chosen:
+                pairs[(source, target)] += rate / len(chosen)
+    return {pair: rate for pair, rate in pairs.items() if rate > 0 and pair[0] in node_of}
+
+
+def _scope(
+    source: str, targets: list[str], placement: Placement, rack_of: Mapping[str, str]
+) -> list[str]:
+    node_of = placement.node_of
+    node = node_of.get(source)
+    worker = placement.worker_key(source) if node is not None else None
+    for same in (
+        lambda t: placement.worker_key(t) == worker,
+        lambda t: node_of.get(t) == node,
+        lambda t: rack_of.get(node_of.get(t, "")) == rack_of.get(node or ""),
+    ):
+        local = [t for t in targets if t in node_of and same(t)]
+        if local:
+            return local
+    return targets
+
+
+def loadaware_internode_traffic(problem: Problem, placement: Placement) -> float:
+    """Traffic between executors on different nodes under :func:`loadaware_pair_traffic`."""
+    node_of = placement.node_of
+    return sum(
+        rate
+        for (src, dst), rate in loadaware_pair_traffic(problem, placement).items()
+        if node_of.get(src) != node_of.get(dst)
+    )
