@@ -30,6 +30,11 @@ The plan, for a topology whose shuffle-like edges (``shuffle``, ``local_or_shuff
 4. **System executors** (ackers, metrics) go to the used node with the most free CPU.
 
 Each node runs one worker of the topology: worker-local is the locality the grouping prefers.
+So the plan uses at most ``topology.workers`` nodes (Storm refuses an assignment with more
+workers): when there are more usable nodes, it keeps that many — whole racks first, the rack
+with the most free CPU first, within a rack the nodes with the most free CPU — and uses all of
+them only when the topology does not fit on the kept ones (the scheduling round then refuses
+the plan with the reason, ``scheduler_py/scheduling/round.py`` ``check_workers``).
 Fields, all, global and direct groupings are placed like the rest; their traffic is uniform
 whatever the placement, and the cost module scores it as such.
 """
@@ -193,6 +198,32 @@ def plan(problem: Problem, *, loadaware: bool = True, budget: Budget = UNLIMITED
     check_feasible(problem)
     topology = problem.topology
     nodes = usable_nodes(problem)
+    kept = worker_nodes(nodes, topology.workers)
+    if len(kept) < len(nodes):
+        try:
+            return _plan_on(topology, kept, loadaware)
+        except InfeasibleError:
+            pass  # more nodes than topology.workers, or none: the round says which
+    return _plan_on(topology, nodes, loadaware)
+
+
+def worker_nodes(nodes: Sequence[Node], workers: int) -> list[Node]:
+    """At most ``workers`` of ``nodes``: whole racks first (most free CPU first), within a
+    rack the nodes with the most free CPU (ties: lower id); in the order of ``nodes``."""
+    if workers >= len(nodes):
+        return list(nodes)
+    racks: dict[str, list[Node]] = defaultdict(list)
+    for node in nodes:
+        racks[node.rack].append(node)
+    kept: set[str] = set()
+    for rack in sorted(racks, key=lambda r: (-sum(n.cpu for n in racks[r]), r)):
+        for node in sorted(racks[rack], key=lambda n: (-n.cpu, n.id)):
+            if len(kept) < max(1, workers):
+                kept.add(node.id)
+    return [n for n in nodes if n.id in kept]
+
+
+def _plan_on(topology: Topology, nodes: Sequence[Node], loadaware: bool) -> Placement:
     free = _Free(nodes)
     order = {n.id: i for i, n in enumerate(nodes)}
     node_of: dict[str, str] = {}

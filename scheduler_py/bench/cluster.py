@@ -110,7 +110,12 @@ Nimbus-only restart."""
 NIMBUS_TIMEOUT_MS = 30_000
 EMU_DEFAULTS = {"EMU_HOSTS": "6", "EMU_RACKS": "2", "EMU_HOST_CPU": "0.3"}
 EMU_KEYS = ("EMU_HOSTS", "EMU_RACKS", "EMU_HOST_CPU", "EMU_HOST_MBIT", "EMU_INTERRACK_MBIT")
-TOPOLOGY_CONF: dict[str, object] = {"topology.workers": 3, "topology.acker.executors": 1}
+TOPOLOGY_CONF: dict[str, object] = {"topology.acker.executors": 1}
+LOOPBACK_WORKERS = 3
+"""``topology.workers`` on the loopback cluster. With emulated hosts it is the number of hosts,
+as R-Storm's evaluation gave Storm's default scheduler one worker per machine
+(``setNumWorkers(12)`` on 12 machines; ``../shared/docs/003_rstorm.md`` §3.1); RAS ignores it,
+and the brain's plans use at most that many workers. ``--set workers=N`` overrides both."""
 
 
 # --------------------------------------------------------------------------- the cluster
@@ -344,6 +349,8 @@ def _measure(
     latency_dir = scratch / f"latency-{index}"
     conf = {
         **TOPOLOGY_CONF,
+        "topology.workers": settings["workers"]
+        or (len(cluster.hosts.hosts) if cluster.hosts is not None else LOOPBACK_WORKERS),
         **topology.conf,
         **spec.topology_conf,
         "topology.disable.loadaware.messaging": not key.loadaware,
@@ -551,12 +558,21 @@ class _Session:
 # --------------------------------------------------------------------------- benchmark
 
 
+def _positive_int(extra: Mapping[str, str], key: str) -> int | None:
+    if key not in extra:
+        return None
+    value = extra[key]
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{key} expects a whole number of at least 1, got {value!r}")
+    return int(value)
+
+
 def _settings(options: BenchOptions) -> dict[str, Any]:
     extra, quick = options.extra, options.quick
     known = {
         "topologies", "schedulers", "loadaware", "repetitions", "warmup", "interval",
         "order", "emulation", "monitor", "supervisors", "cluster_dir", "port_offset",
-        "ready_timeout", "restart", *(k.lower() for k in EMU_KEYS),
+        "ready_timeout", "restart", "workers", *(k.lower() for k in EMU_KEYS),
     }  # fmt: skip
     unknown = sorted(set(extra) - known)
     if unknown:
@@ -586,6 +602,7 @@ def _settings(options: BenchOptions) -> dict[str, Any]:
         "restart": restart,
         "emulation": emulation,
         "monitor": extra.get("monitor", "no").lower() in ("yes", "on", "true", "1"),
+        "workers": _positive_int(extra, "workers"),
         "supervisors": extra.get("supervisors"),
         "cluster_dir": Path(extra.get("cluster_dir", REPO / "build" / "bench-cluster")),
         "port_offset": extra.get("port_offset", os.environ.get("CLUSTER_PORT_OFFSET", "3000")),
