@@ -116,7 +116,7 @@ def test_parse_bool_list() -> None:
 def test_settings_quick_and_unknown_keys() -> None:
     quick = _settings(BenchOptions(quick=True))
     assert quick["topologies"] == ["linear"]
-    assert quick["schedulers"] == ["default", "ras-default", "brain:tdls"]
+    assert quick["schedulers"] == ["default", "ras-default", "brain:locality"]
     assert quick["repetitions"] == 2 and quick["loadaware"] == [True]
     full = _settings(BenchOptions(extra={"schedulers": "default,brain:t3", "emu_hosts": "4"}))
     assert full["schedulers"] == ["default", "brain:t3"] and full["emu_hosts"] == "4"
@@ -178,9 +178,11 @@ def test_declared_costs_predict_bytes_from_the_plans_share_and_the_payload_moved
     declared = {
         "decision": "PLACE",
         "summary": {
-            "internode_traffic": 1.5,
-            "internode_traffic_loadaware": 0.5,
-            "total_traffic": 3.0,
+            "internode_traffic": 1.8,  # acking streams included: not payload
+            "internode_traffic_loadaware": 0.8,
+            "user_internode_share_loadaware": 1 / 6,
+            "user_internode_share_uniform": 1 / 2,
+            "total_traffic": 3.3,
             "costs": "declared",
         },
     }

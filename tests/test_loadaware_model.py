@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from scheduler_py.model.cost import evaluate
-from scheduler_py.model.loadaware import loadaware_internode_traffic, loadaware_pair_traffic
+from scheduler_py.model.loadaware import (
+    loadaware_internode_traffic,
+    loadaware_pair_traffic,
+    uniform_pair_traffic,
+    user_internode_share,
+)
 from scheduler_py.model.types import Component, Edge, Node, Placement, Problem, Topology
 
 TWO_STAGE = Topology(
@@ -60,3 +65,21 @@ def test_measured_outflows_are_rerouted_by_the_new_placement():
     split = placement({"a#0": "n1", "b#0": "n1", "a#1": "n2", "b#1": "n2", "c#0": "n1"})
     pairs = loadaware_pair_traffic(problem, split)
     assert pairs == {("a#0", "b#0"): 5.0, ("a#1", "b#1"): 3.0, ("b#0", "c#0"): 1.0}
+
+
+def test_user_share_leaves_out_system_streams():
+    with_acker = Topology(
+        "t",
+        (*TWO_STAGE.components, Component("__acker", 1, 5, is_system=True)),
+        (*TWO_STAGE.edges, Edge("a", "__acker", 10.0), Edge("__acker", "a", 10.0)),
+    )
+    problem = Problem(NODES, with_acker)
+    split = placement(
+        {"a#0": "n1", "b#0": "n1", "a#1": "n2", "b#1": "n2", "c#0": "n1", "__acker#0": "n3"}
+    )
+    routed = loadaware_pair_traffic(problem, split)
+    # user traffic: a -> b 4 (all worker-local), b -> c 2 (half from b#1 on n2 crosses)
+    assert user_internode_share(problem, split, routed) == pytest.approx(1.0 / 6.0)
+    # uniform: half of a -> b crosses too
+    uniform = uniform_pair_traffic(problem)
+    assert user_internode_share(problem, split, uniform) == pytest.approx(3.0 / 6.0)

@@ -18,7 +18,7 @@ DEFAULT_SCHEDULER = "org.apache.storm.scheduler.DefaultScheduler"
 RAS_SCHEDULER = "org.apache.storm.scheduler.resource.ResourceAwareScheduler"
 RAS_STRATEGIES = "org.apache.storm.scheduler.resource.strategies.scheduling."
 BRAIN_ALGORITHMS = ("rstorm", "t3", "online", "metis", "td", "tdls", "locality")
-QUICK_SCHEDULERS = ("default", "ras-default", "brain:tdls")
+QUICK_SCHEDULERS = ("default", "ras-default", "brain:locality")
 ALL_SCHEDULERS = (
     "default",
     "ras-default",
@@ -266,8 +266,9 @@ def predicted_traffic(
     ``span_s``. The inter-node traffic is the locality-aware routing's
     (:mod:`scheduler_py.model.loadaware`) when Storm's load-aware messaging is on and the plan
     log has it, else the uniform split's. Bytes: measured bytes/s × span when the brain
-    planned with measured traffic; with declared costs, the plan's inter-node *share* of its
-    traffic × ``volume_bytes`` (the payload bytes the measured throughput moved); otherwise
+    planned with measured traffic; with declared costs, the plan's inter-node *share* of the
+    user executors' traffic (acking streams carry no payload) × ``volume_bytes`` (the payload
+    bytes the measured throughput moved); otherwise
     ``None`` and ``predicted_note`` says why."""
     if entry is None:
         return {
@@ -286,7 +287,7 @@ def predicted_traffic(
     routed = summary.get("internode_traffic_loadaware") if loadaware else None
     model = "load-aware" if routed is not None else "uniform"
     traffic = routed if routed is not None else summary.get("internode_traffic")
-    total = summary.get("total_traffic")
+    share = summary.get(f"user_internode_share_{'loadaware' if routed is not None else 'uniform'}")
     costs = str(summary.get("costs", ""))
     result: dict[str, Any] = {
         "brain_decision": "PLACE",
@@ -303,12 +304,11 @@ def predicted_traffic(
     elif traffic is not None and span_s and "bytes/s" in costs and costs.startswith("measured"):
         result["predicted_inter_host_bytes"] = float(traffic) * span_s
         result["predicted_note"] = f"measured bytes/s × span ({model} routing)"
-    elif traffic is not None and total and volume_bytes is not None:
-        share = float(traffic) / float(total)
-        result["predicted_inter_host_bytes"] = share * volume_bytes
+    elif share is not None and volume_bytes is not None:
+        result["predicted_inter_host_bytes"] = float(share) * volume_bytes
         result["predicted_note"] = (
-            f"declared costs: {share:.0%} of the traffic crosses nodes ({model} routing) × "
-            "the payload bytes the measured throughput moved"
+            f"declared costs: {float(share):.0%} of the user executors' traffic crosses nodes "
+            f"({model} routing) × the payload bytes the measured throughput moved"
         )
     else:
         result["predicted_inter_host_bytes"] = None

@@ -25,6 +25,8 @@ from collections.abc import Mapping
 
 from scheduler_py.model.types import Placement, Problem, Topology
 
+PairTraffic = Mapping[tuple[str, str], float]
+
 SHUFFLE_LIKE = frozenset({"shuffle", "local_or_shuffle", "none"})
 """Groupings Storm routes through ``LoadAwareShuffleGrouping`` when load-aware messaging is on."""
 
@@ -87,3 +89,28 @@ def loadaware_internode_traffic(problem: Problem, placement: Placement) -> float
         for (src, dst), rate in loadaware_pair_traffic(problem, placement).items()
         if node_of.get(src) != node_of.get(dst)
     )
+
+
+def uniform_pair_traffic(problem: Problem) -> dict[tuple[str, str], float]:
+    """Traffic per executor pair as the cost module scores it (measured pairs, else the
+    uniform split of paper 000 §2.2, Eq. 1), whatever the placement."""
+    return {(src, dst): rate for src, dst, rate in problem.topology.pair_traffics()}
+
+
+def user_internode_share(
+    problem: Problem, placement: Placement, pairs: PairTraffic
+) -> float | None:
+    """The share of the traffic between *user* executors (system streams — acking, metrics —
+    carry small tuples, not the payload) that crosses nodes under the routing ``pairs``;
+    ``None`` when user executors exchange nothing."""
+    topology = problem.topology
+    system = {e.id for e in topology.executors if topology.component_by_id[e.component].is_system}
+    node_of = placement.node_of
+    total = crossing = 0.0
+    for (src, dst), rate in pairs.items():
+        if src in system or dst in system:
+            continue
+        total += rate
+        if node_of.get(src) != node_of.get(dst):
+            crossing += rate
+    return crossing / total if total > 0 else None

@@ -38,7 +38,11 @@ from scheduler_py.model.bound import estimated_pairs, traffic_bound
 from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.cost import evaluate, violations
 from scheduler_py.model.errors import SchedulingError
-from scheduler_py.model.loadaware import loadaware_internode_traffic
+from scheduler_py.model.loadaware import (
+    loadaware_pair_traffic,
+    uniform_pair_traffic,
+    user_internode_share,
+)
 from scheduler_py.model.slots import assign_slots
 from scheduler_py.model.types import Placement, Problem
 from scheduler_py.scheduling.claims import Claims, NodeClaim, usage_of
@@ -322,7 +326,7 @@ def _place(
         evaluation.summary()
         | bound.summary(evaluation.imc_gain)
         | {"seconds": placement.report.get("seconds", 0.0), "costs": view.costs}
-        | {"internode_traffic_loadaware": _loadaware_internode(problem, placement)}
+        | _routing_summary(problem, placement)
     )
     if outcome.note:
         summary["budget_note"] = outcome.note
@@ -339,13 +343,32 @@ def _place(
     )
 
 
-def _loadaware_internode(problem: Problem, placement: Placement) -> float | None:
-    """Inter-node traffic as Storm's locality-aware shuffle would route it
-    (:mod:`scheduler_py.model.loadaware`); ``None`` above :data:`ROUND_BOUND_PAIRS` executor
-    pairs, where it would cost the round too much time."""
+def _routing_summary(problem: Problem, placement: Placement) -> dict[str, float | None]:
+    """Inter-node traffic as Storm's locality-aware shuffle would route it, and the share of
+    the user executors' traffic crossing nodes under that routing and under the uniform split
+    (:mod:`scheduler_py.model.loadaware`; ``bench cluster`` turns the shares into bytes).
+    ``None`` above :data:`ROUND_BOUND_PAIRS` executor pairs, where it would cost the round
+    too much time."""
     if estimated_pairs(problem) > ROUND_BOUND_PAIRS:
-        return None
-    return loadaware_internode_traffic(problem, placement)
+        return dict.fromkeys(ROUTING_FIELDS)
+    routed = loadaware_pair_traffic(problem, placement)
+    node_of = placement.node_of
+    return {
+        "internode_traffic_loadaware": sum(
+            rate for (src, dst), rate in routed.items() if node_of.get(src) != node_of.get(dst)
+        ),
+        "user_internode_share_loadaware": user_internode_share(problem, placement, routed),
+        "user_internode_share_uniform": user_internode_share(
+            problem, placement, uniform_pair_traffic(problem)
+        ),
+    }
+
+
+ROUTING_FIELDS = (
+    "internode_traffic_loadaware",
+    "user_internode_share_loadaware",
+    "user_internode_share_uniform",
+)
 
 
 def _armed(item: RoundItem) -> TopologyDecision | None:
