@@ -8,7 +8,13 @@ from itertools import pairwise
 import pytest
 
 from scheduler_py.algorithms import registry
-from scheduler_py.algorithms.locality import component_order, slices
+from scheduler_py.algorithms.locality import (
+    component_order,
+    executor_weight,
+    flows,
+    segments,
+    slices,
+)
 from scheduler_py.model.cost import violations
 from scheduler_py.model.errors import InfeasibleError
 from scheduler_py.model.types import Component, Edge, Node, Problem, Topology
@@ -172,3 +178,70 @@ def test_other_algorithms_get_no_loadaware_parameter():
         RoundConfig(),
     )
     assert "loadaware" not in params
+
+
+STAR = Topology(
+    "star",
+    (
+        Component("spout_0", 2, 20, 256, is_spout=True),
+        Component("spout_1", 2, 20, 256, is_spout=True),
+        Component("center", 2, 20, 256),
+        Component("bolt_output_0", 2, 20, 256),
+        Component("bolt_output_1", 2, 20, 256),
+        Component("__acker", 1, 10, 128, is_system=True),
+    ),
+    (
+        Edge("spout_0", "center", 1.0),
+        Edge("spout_1", "center", 1.0),
+        Edge("center", "bolt_output_0", 1.0),
+        Edge("center", "bolt_output_1", 1.0),
+        Edge("bolt_output_0", "__acker", 0.1),
+    ),
+    workers=6,
+)
+
+
+def test_declared_flows_follow_the_tuples_a_spout_tuple_causes():
+    assert flows(STAR) == {
+        ("spout_0", "center"): 2.0,
+        ("spout_1", "center"): 2.0,
+        ("center", "bolt_output_0"): 4.0,  # what reaches center, sent to each output
+        ("center", "bolt_output_1"): 4.0,
+    }
+    fan_out = Topology(
+        "f",
+        (Component("s", 1, 10, is_spout=True), Component("b", 3, 30)),
+        (Edge("s", "b", 1.0, grouping="all"),),
+    )
+    assert flows(fan_out) == {("s", "b"): 3.0}  # one copy per target executor
+
+
+def test_measured_flows_replace_the_declared_ones():
+    measured = dataclasses.replace(
+        STAR, pair_traffic={("spout_0#0", "center#1"): 5.0, ("center#1", "__acker#0"): 9.0}
+    )
+    assert flows(measured) == {("spout_0", "center"): 5.0}
+
+
+def test_star_is_cut_before_center_where_less_crosses():
+    # 5 x 10 points per slice on 30-point nodes: two segments; cutting after center would
+    # send both outputs' copies across, cutting before it only the spouts' tuples
+    problem = Problem(hosts(30), STAR)
+    placement = registry.run("locality", problem)
+    for members in slices(STAR, True):
+        where = {e.component: placement.node_of[e.id] for e in members}
+        assert where["center"] == where["bolt_output_0"] == where["bolt_output_1"]
+        assert where["spout_0"] == where["spout_1"] != where["center"]
+    assert not violations(problem, placement)
+
+
+def test_segments_prefer_fewest_then_least_crossing_and_refuse_what_cannot_fit():
+    members = list(slices(STAR, True)[0])
+    weight = executor_weight(STAR)
+    cut = segments(members, weight, cpu=30, memory=4096)
+    assert [[e.component for e in s] for s in cut] == [
+        ["spout_0", "spout_1"],
+        ["center", "bolt_output_0", "bolt_output_1"],
+    ]
+    assert len(segments(members, weight, cpu=50, memory=4096)) == 1
+    assert segments(members, weight, cpu=5, memory=4096) is None

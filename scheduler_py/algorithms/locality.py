@@ -20,8 +20,11 @@ The plan, for a topology whose shuffle-like edges (``shuffle``, ``local_or_shuff
    With load-aware messaging off (``loadaware=false``), shuffles are uniform and slices do
    not help: one slice holds everything.
 2. **Segments.** A slice goes to one node when it fits the node's CPU and memory; otherwise it
-   is cut, in topological order of its components, into consecutive segments, each filling
-   one node, so the slice's traffic crosses hosts only at the cuts.
+   is cut, in topological order of its components, into consecutive segments that each fit
+   the largest free node: the fewest segments, and among those the cuts that carry the least
+   *flow* (:func:`flows`): measured traffic where there is some, else tuples per spout tuple
+   — a bolt emits what reaches it, so Star's ``center`` sends each output twice what a spout
+   sends it, and Star is better cut before ``center`` than after it.
 3. **Nodes.** Slices are spread over distinct nodes before any node takes a second slice
    (separate slices exchange nothing, so spreading them buys CPU and link capacity without
    adding traffic); a slice starts in the rack with the most unused nodes and its later
@@ -42,7 +45,7 @@ whatever the placement, and the cost module scores it as such.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from scheduler_py.algorithms.registry import register
 from scheduler_py.model.budget import UNLIMITED, Budget
@@ -86,6 +89,99 @@ def slices(topology: Topology, loadaware: bool) -> list[list[Executor]]:
     return result
 
 
+def flows(topology: Topology) -> dict[tuple[str, str], float]:
+    """Relative traffic per user edge ``(source, target)``: measured where the topology has
+    pair traffic; otherwise each spout executor emits one tuple, a bolt emits on each edge
+    what reaches it (``all`` grouping: one copy per target executor), times the edge's
+    declared weight. System edges (acking, metrics) carry no payload: left out."""
+    system = {c.id for c in topology.components if c.is_system}
+    if topology.has_measured_traffic:
+        component = {e.id: e.component for e in topology.executors}
+        measured: dict[tuple[str, str], float] = defaultdict(float)
+        for src, dst, rate in topology.pair_traffics():
+            pair = (component.get(src, ""), component.get(dst, ""))
+            if pair[0] and pair[1] and not {*pair} & system:
+                measured[pair] += rate
+        return dict(measured)
+    by_id = topology.component_by_id
+    reaching: dict[str, float] = defaultdict(float)
+    result: dict[tuple[str, str], float] = {}
+    edges = [e for e in topology.merged_edges if not {e.source, e.target} & system]
+    for component in component_order(topology):
+        if by_id[component].is_spout:
+            reaching[component] += by_id[component].parallelism
+        for edge in (e for e in edges if e.source == component):
+            copies = by_id[edge.target].parallelism if edge.grouping == "all" else 1
+            flow = reaching[component] * copies * edge.traffic
+            result[(edge.source, edge.target)] = flow
+            reaching[edge.target] += flow
+    return result
+
+
+def segments(
+    members: Sequence[Executor],
+    weight: Callable[[Executor, Executor], float],
+    cpu: float,
+    memory: float,
+) -> list[list[Executor]] | None:
+    """Point 2: ``members`` (in order) cut into consecutive segments of at most ``cpu`` and
+    ``memory`` each — the fewest, then the least ``weight`` (both directions) between
+    executors of different segments, then the longest first segments; ``None`` when one
+    executor alone exceeds them. Dynamic programming over the cut positions: a plan's
+    crossing is the sum, over its segments, of the weight between the segment and everything
+    after it."""
+    count = len(members)
+    # later[a][j]: weight between member a and members j..count-1
+    later = [[0.0] * (count + 1) for _ in range(count)]
+    for a in range(count):
+        for j in range(count - 1, a, -1):
+            later[a][j] = (
+                later[a][j + 1] + weight(members[a], members[j]) + weight(members[j], members[a])
+            )
+    best: list[tuple[int, float] | None] = [None] * (count + 1)
+    cut = [count] * (count + 1)
+    best[count] = (0, 0.0)
+    for i in range(count - 1, -1, -1):
+        used_cpu = used_memory = crossing = 0.0
+        for j in range(i + 1, count + 1):
+            used_cpu += members[j - 1].cpu
+            used_memory += members[j - 1].memory_mb
+            if used_cpu > cpu + EPSILON or used_memory > memory + EPSILON:
+                break
+            # [i, j) to [j, count): what crosses from this segment to later ones
+            crossing = sum(later[a][j] for a in range(i, j)) if j < count else 0.0
+            rest = best[j]
+            if rest is None:
+                continue
+            candidate = (rest[0] + 1, rest[1] + crossing)
+            current = best[i]
+            if current is None or candidate <= current:  # ties: the longer first segment
+                best[i], cut[i] = candidate, j
+    if best[0] is None:
+        return None
+    result: list[list[Executor]] = []
+    position = 0
+    while position < count:
+        result.append(list(members[position : cut[position]]))
+        position = cut[position]
+    return result
+
+
+def executor_weight(topology: Topology) -> Callable[[Executor, Executor], float]:
+    """The flow of :func:`flows` between two executors: their edge's flow split evenly over
+    the executor pairs of the edge."""
+    by_id = topology.component_by_id
+    per_pair = {
+        (source, target): flow / (by_id[source].parallelism * by_id[target].parallelism)
+        for (source, target), flow in flows(topology).items()
+    }
+
+    def weight(a: Executor, b: Executor) -> float:
+        return per_pair.get((a.component, b.component), 0.0)
+
+    return weight
+
+
 class _Free:
     """Remaining CPU and memory per node, and which nodes hold which slices."""
 
@@ -95,23 +191,23 @@ class _Free:
         self.memory = {n.id: n.memory_mb for n in nodes}
         self.slices_on: dict[str, int] = defaultdict(int)
 
-    def fits(self, node: str, executor: Executor) -> bool:
+    def fits(self, node: str, executors: Sequence[Executor]) -> bool:
         return (
-            executor.cpu <= self.cpu[node] + EPSILON
-            and executor.memory_mb <= self.memory[node] + EPSILON
+            sum(e.cpu for e in executors) <= self.cpu[node] + EPSILON
+            and sum(e.memory_mb for e in executors) <= self.memory[node] + EPSILON
         )
 
     def take(self, node: str, executor: Executor) -> None:
         self.cpu[node] -= executor.cpu
         self.memory[node] -= executor.memory_mb
 
-    def choose(self, first: Executor, rack: str | None, avoid: set[str]) -> str | None:
-        """The node for a new segment starting with ``first``: fewest slices already on it;
+    def choose(self, segment: Sequence[Executor], rack: str | None, avoid: set[str]) -> str | None:
+        """The node for a new ``segment``, among those it fits: fewest slices already on it;
         then, for a slice's first segment, the rack with the most nodes no slice uses yet
         (room for the slice's later segments), for a later segment the slice's own rack;
         then most free CPU (ties: lower id). Never a node in ``avoid`` (the slice's earlier
         segments) unless nothing else fits."""
-        candidates = [n for n in self.nodes if self.fits(n, first)]
+        candidates = [n for n in self.nodes if self.fits(n, segment)]
         if not candidates:
             return None
         fresh = [n for n in candidates if n not in avoid] or candidates
@@ -143,22 +239,47 @@ def _infeasible(topology: Topology, executor: Executor, free: _Free) -> Infeasib
     )
 
 
+SEGMENT_SEARCH_LIMIT = 64
+"""Slices with more executors are cut greedily (each segment filled in order) instead of by
+:func:`segments`, whose time grows with the cube of the slice's size."""
+
+
 def _place_slice(
-    topology: Topology, members: Sequence[Executor], free: _Free, node_of: dict[str, str]
+    topology: Topology,
+    members: Sequence[Executor],
+    free: _Free,
+    node_of: dict[str, str],
+    weight: Callable[[Executor, Executor], float],
 ) -> None:
-    """Points 2 and 3: consecutive segments of the slice, each on the node :meth:`_Free.choose`
-    picks, filled in order while the executors fit."""
+    """Points 2 and 3: the slice's segments (:func:`segments`, sized for the node with the
+    most free CPU), each on the node :meth:`_Free.choose` picks among those it fits; where no
+    node fits a planned segment, the rest is filled in order, node by node."""
     used: set[str] = set()
     rack: str | None = None
+    planned: list[list[Executor]] = []
+    if len(members) <= SEGMENT_SEARCH_LIMIT and free.nodes:
+        roomiest = max(free.nodes, key=lambda n: (free.cpu[n], free.memory[n]))
+        planned = segments(members, weight, free.cpu[roomiest], free.memory[roomiest]) or []
     position = 0
+    for segment in planned:
+        node = free.choose(segment, rack, used)
+        if node is None:
+            break
+        used.add(node)
+        free.slices_on[node] += 1
+        rack = free.nodes[node].rack
+        for executor in segment:
+            free.take(node, executor)
+            node_of[executor.id] = node
+        position += len(segment)
     while position < len(members):
-        node = free.choose(members[position], rack, used)
+        node = free.choose(members[position : position + 1], rack, used)
         if node is None:
             raise _infeasible(topology, members[position], free)
         used.add(node)
         free.slices_on[node] += 1
         rack = free.nodes[node].rack
-        while position < len(members) and free.fits(node, members[position]):
+        while position < len(members) and free.fits(node, [members[position]]):
             free.take(node, members[position])
             node_of[members[position].id] = node
             position += 1
@@ -171,8 +292,8 @@ def _place_system(
         if executor.id in node_of:
             continue
         used = sorted(set(node_of.values()), key=order.__getitem__)
-        candidates = [n for n in used if free.fits(n, executor)] or [
-            n for n in free.nodes if free.fits(n, executor)
+        candidates = [n for n in used if free.fits(n, [executor])] or [
+            n for n in free.nodes if free.fits(n, [executor])
         ]
         if not candidates:
             raise _infeasible(topology, executor, free)
@@ -227,7 +348,8 @@ def _plan_on(topology: Topology, nodes: Sequence[Node], loadaware: bool) -> Plac
     free = _Free(nodes)
     order = {n.id: i for i, n in enumerate(nodes)}
     node_of: dict[str, str] = {}
+    weight = executor_weight(topology)
     for members in slices(topology, loadaware):
-        _place_slice(topology, members, free, node_of)
+        _place_slice(topology, members, free, node_of, weight)
     _place_system(topology, free, node_of, order)
     return Placement(topology.id, node_of, worker_of={e: 0 for e in node_of})
