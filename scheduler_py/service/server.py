@@ -30,6 +30,7 @@ from scheduler_py import __version__
 from scheduler_py.scheduling.interfaces import OperatorError, ReconfigurationPort
 from scheduler_py.scheduling.round import KEEP, PLACE, RoundConfig, TopologyDecision, plan_round
 from scheduler_py.scheduling.state import ClusterState
+from scheduler_py.scheduling.status import count_fallbacks, status_document
 from scheduler_py.service.auth import SECRET_ENV, OperatorSecret
 from scheduler_py.service.snapshot import to_reply, to_state
 from scheduler_py.service.wire import wire
@@ -57,6 +58,11 @@ class BrainHandler:
         """what a changing call must carry; ``None``: every changing call is refused"""
         self._lock = threading.Lock()
         self.last_records: dict[str, TopologyDecision] = {}
+        self._last_state: ClusterState | None = None
+        self._last_decisions: dict[str, TopologyDecision] = {}
+        self._last_seconds: float | None = None
+        self._rounds = 0
+        self._fallbacks = 0
 
     def ping(self) -> str:
         return __version__
@@ -77,12 +83,29 @@ class BrainHandler:
             self.controller.observe_round(state, decisions)
         return reply
 
-    def replan(self, topology: str, algorithm: str, dry_run: bool, secret: str = "") -> str:
+    def status(self) -> str:
+        """The last round as JSON (:func:`scheduler_py.scheduling.status.status_document`)."""
+        with self._lock:
+            document = status_document(
+                self._last_state,
+                self._last_decisions,
+                self._last_seconds,
+                __version__,
+                self._rounds,
+                self._fallbacks,
+            )
+        return json.dumps(document, sort_keys=True, default=str)
+
+    def replan(
+        self, topology: str, algorithm: str, dry_run: bool, secret: str = "", params: str = ""
+    ) -> str:
         controller = self._controller()
         if not dry_run:
             self._authorise(f"replan {topology}", secret)
+        parsed = _params(params)
+        extra = {"params": parsed} if parsed else {}
         try:
-            report = controller.replan(topology, algorithm or "", bool(dry_run))
+            report = controller.replan(topology, algorithm or "", bool(dry_run), **extra)
         except OperatorError as error:
             raise wire().BrainError(str(error)) from error
         except Exception as error:
@@ -140,6 +163,11 @@ class BrainHandler:
         self, state: ClusterState, decisions: Sequence[TopologyDecision], seconds: float
     ) -> None:
         with self._lock:
+            self._last_state = state
+            self._last_decisions = {d.topology_id: d for d in decisions}
+            self._last_seconds = seconds
+            self._rounds += 1
+            self._fallbacks += count_fallbacks(decisions)
             for decision in decisions:
                 if decision.decision == KEEP:
                     continue
@@ -170,6 +198,23 @@ class BrainHandler:
         self.plan_log.parent.mkdir(parents=True, exist_ok=True)
         with self.plan_log.open("a", encoding="utf-8") as out:
             out.write(json.dumps(entry, sort_keys=True, default=str) + "\n")
+
+
+def _params(text: str | None) -> dict[str, Any]:
+    """``replan``'s algorithm parameters: a JSON object, or empty for none."""
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise wire().BrainError(
+            f"replan: expected the parameters as a JSON object, found {text[:80]!r} ({error})"
+        ) from error
+    if not isinstance(value, dict):
+        raise wire().BrainError(
+            f"replan: expected the parameters as a JSON object, found {type(value).__name__}"
+        )
+    return value
 
 
 class BrainServer(TThreadedServer):
