@@ -349,3 +349,34 @@ def test_vendored_libraries_ship_with_their_licences():
     ]:
         assert "license" in (vendor / library / script).read_text()[:400].lower()
         assert any(p.name.startswith("LICENSE") for p in (vendor / library).iterdir())
+
+
+def test_package_data_ships_every_template_and_asset():
+    import tomllib
+
+    root = Path(__file__).parent.parent
+    globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"
+    ]["scheduler_py"]
+    package = root / "scheduler_py"
+    files = [
+        p.relative_to(package).as_posix()
+        for folder in ("dashboard/templates", "dashboard/static")
+        for p in (package / folder).rglob("*")
+        if p.is_file()
+    ]
+    assert len(files) > 10
+    shipped = {p.relative_to(package).as_posix() for g in globs for p in package.glob(g)}
+    assert sorted(set(files) - shipped) == []
+
+
+def test_dashboard_command_binds_localhost_by_default():
+    from scheduler_py.cli import build_parser
+
+    args = build_parser().parse_args(["dashboard"])
+    assert (args.host, args.port, args.brain, args.token_file) == (
+        "127.0.0.1",
+        8627,
+        "127.0.0.1:9627",
+        None,
+    )
