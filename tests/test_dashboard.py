@@ -87,6 +87,19 @@ def test_topology_detail_groups_placement_and_flags_edges(env, key):
     assert all(e["to"] != "__acker" for e in data["component_edges"])
 
 
+def test_malformed_pairs_of_an_aggregate_are_skipped(tmp_path):
+    client, _, aggregates, *_ = make(tmp_path)
+    document = aggregate()
+    document["pairs"] += [
+        {"src": [1], "dst": [4, 4], "tuples_per_s": 1.0},
+        {"src": "7-7", "dst": [4, 4]},
+        {"dst": [4, 4]},
+    ]
+    aggregates.documents["wc-1"] = document
+    response = client.get("/api/v1/topologies/wc")
+    assert response.status_code == 200 and len(response.get_json()["edges"]) == 3
+
+
 def test_topology_without_aggregate_is_planned_on_declared_costs(tmp_path):
     client, *_ = make(tmp_path, with_aggregate=False)
     data = client.get("/api/v1/topologies/wc").get_json()

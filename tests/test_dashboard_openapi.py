@@ -120,3 +120,51 @@ def test_random_parameters_never_give_a_server_error(
     for response in codes:
         assert response.status_code < 500 or response.status_code == 503, response.get_data()
         assert response.is_json
+
+
+_AGGREGATE = st.fixed_dictionaries(
+    {},
+    optional={
+        "computed_at_ms": _JSON,
+        "windows": _JSON,
+        "executors": st.lists(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "task_start": _JSON | st.integers(1, 11),
+                    "task_end": _JSON | st.integers(1, 11),
+                    "cpu_percent": _JSON,
+                    "supervisor_id": st.sampled_from(["s1", "s2"]) | _JSON,
+                },
+            )
+            | _JSON,
+            max_size=4,
+        )
+        | _JSON,
+        "pairs": st.lists(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "src": st.lists(st.integers(1, 11), min_size=2, max_size=2) | _JSON,
+                    "dst": st.lists(st.integers(1, 11), min_size=2, max_size=2) | _JSON,
+                    "tuples_per_s": _JSON,
+                },
+            )
+            | _JSON,
+            max_size=4,
+        )
+        | _JSON,
+    },
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(document=_AGGREGATE)
+def test_odd_aggregates_never_give_a_server_error(tmp_path_factory, document):
+    """Aggregates come from ZooKeeper: whatever shape one has, the pages' API answers."""
+    brain = FakeBrain()
+    sources = Sources(brain, None, FakeAggregates({"wc-1": document}), TOKEN, Clock())
+    client = create_app(sources).test_client()
+    for path in ("/api/v1/cluster", "/api/v1/topologies/wc"):
+        response = client.get(path)
+        assert response.status_code == 200, (path, response.get_data())

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from scheduler_py.dashboard import aggregate_shape
 from scheduler_py.dashboard.cache import BrainReading, StatusCache
 from scheduler_py.scheduling.dashboard_ports import (
     AggregatePort,
@@ -34,13 +35,20 @@ class Sources:
         return self.cache.read()
 
     def aggregate(self, topology_id: str) -> tuple[Mapping[str, Any] | None, str | None]:
-        """``(aggregate or None, error or None)``."""
+        """``(aggregate or None, error or None)``; the aggregate reduced to well-typed fields
+        (:func:`scheduler_py.dashboard.aggregate_shape.clean`)."""
         if self.aggregates is None:
             return None, None
         try:
-            return self.aggregates.aggregate(topology_id), None
+            document = self.aggregates.aggregate(topology_id)
         except SourceUnavailable as error:
             return None, str(error)
+        if document is None:
+            return None, None
+        cleaned = aggregate_shape.clean(document)
+        if cleaned is None:
+            return None, f"the aggregate of {topology_id} is not a JSON object; ignored"
+        return cleaned, None
 
     def plans(self, limit: int) -> tuple[Sequence[Mapping[str, Any]], str | None]:
         if self.plan_log is None:

@@ -1,8 +1,8 @@
 """One topology as the API shows it: placement grouped host → worker → executors, edges
 with their traffic and whether they cross workers or hosts, per-executor CPU, the
 executor-pair traffic matrix (sparse) and the cost basis. Pure: built from one topology of
-the brain's status (``scheduler_py/scheduling/status.py``) and its aggregate
-(``docs/monitoring-format.md`` §4)."""
+the brain's status (``scheduler_py/scheduling/status.py``) and its aggregate as
+:func:`scheduler_py.dashboard.aggregate_shape.clean` leaves it."""
 
 from __future__ import annotations
 
@@ -81,11 +81,8 @@ def _pair_edges(
 ) -> list[dict[str, Any]]:
     edges = []
     for pair in aggregate.get("pairs", []):
-        try:
-            src, dst = tuple(pair["src"]), tuple(pair["dst"])
-        except (KeyError, TypeError):
-            continue
-        a, b = where.get(src), where.get(dst)  # type: ignore[arg-type]
+        src, dst = pair["src"], pair["dst"]
+        a, b = where.get(src), where.get(dst)
         edges.append(
             {
                 "src": f"{src[0]}-{src[1]}",

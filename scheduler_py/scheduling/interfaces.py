@@ -12,6 +12,9 @@ The edges (``service`` for Thrift, ``monitoring`` for ZooKeeper and Spark, ``rec
 * :class:`ArmedPlan` and :class:`ReconfigurationPort` — what the Thrift service asks of the
   reconfiguration controller every round, and the operator calls it forwards
   (``reconfig/controller.py`` implements it).
+
+The dashboard's ports (the brain, the plan log, the aggregates) are in
+``scheduler_py/scheduling/dashboard_ports.py``.
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ def status_document(
         "supervisors": [_supervisor(s) for s in state.supervisors],
         "topologies": [_topology(t, decisions.get(t.id)) for t in state.topologies],
         "rejected": dict(state.rejected),
-        "fallbacks_last_round": sum(1 for d in decisions.values() if d.decision == LEAVE),
+        "fallbacks_last_round": count_fallbacks(list(decisions.values())),
     }
     return document
 
