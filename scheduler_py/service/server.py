@@ -6,8 +6,10 @@ to_reply`. The reconfiguration controller, when one runs, is reached only throug
 :class:`~scheduler_py.scheduling.interfaces.ReconfigurationPort`. Framed transport + binary
 protocol, like the shim. Every reply is also appended to a JSON
 lines *plan log* (one object per topology decision) so operators and ``make demo`` can see
-what the brain planned; the log is the only state the service writes. A ``replan`` that
-changes a topology must carry the operator secret (``scheduler_py/service/auth.py``).
+what the brain planned; the log is the only state the service writes. ``status`` answers
+what the last round saw and decided (``scheduler_py/scheduling/status.py``, read by the
+dashboard). A ``replan`` that changes a topology must carry the operator secret
+(``scheduler_py/service/auth.py``).
 """
 
 from __future__ import annotations
@@ -85,15 +87,10 @@ class BrainHandler:
 
     def status(self) -> str:
         """The last round as JSON (:func:`scheduler_py.scheduling.status.status_document`)."""
-        with self._lock:
-            document = status_document(
-                self._last_state,
-                self._last_decisions,
-                self._last_seconds,
-                __version__,
-                self._rounds,
-                self._fallbacks,
-            )
+        with self._lock:  # the state and the decisions are replaced, never changed
+            state, decisions, seconds = self._last_state, self._last_decisions, self._last_seconds
+            rounds, fallbacks = self._rounds, self._fallbacks
+        document = status_document(state, decisions, seconds, __version__, rounds, fallbacks)
         return json.dumps(document, sort_keys=True, default=str)
 
     def replan(
@@ -103,9 +100,8 @@ class BrainHandler:
         if not dry_run:
             self._authorise(f"replan {topology}", secret)
         parsed = _params(params)
-        extra = {"params": parsed} if parsed else {}
         try:
-            report = controller.replan(topology, algorithm or "", bool(dry_run), **extra)
+            report = controller.replan(topology, algorithm or "", bool(dry_run), parsed or None)
         except OperatorError as error:
             raise wire().BrainError(str(error)) from error
         except Exception as error:
