@@ -207,6 +207,7 @@ async function setUpWhatif() {
     const result = await getJson(`/topologies/${encodeURIComponent(topo.value)}/${path}`, {
       method: "POST", headers: { "Content-Type": "application/json", ...headers },
       body: JSON.stringify({ algorithm: alg.value, params }) });
+    showComparison(result.ok ? result.data.proposal : null);
     document.getElementById("wf-running").textContent = JSON.stringify(result.data.running || {}, null, 2);
     document.getElementById("wf-proposal").textContent =
       JSON.stringify(result.ok ? result.data.proposal : result.data, null, 2);
@@ -218,6 +219,19 @@ async function setUpWhatif() {
     const result = await send("apply", { Authorization: `Bearer ${token}` });
     if (result && result.ok) poll(() => followProgress(topo.value, result.data.proposal.reconfiguration_id));
   });
+}
+
+function showComparison(p) {
+  if (!p) { fill("wf-compare", []); fill("wf-moves", []); return; }
+  fill("wf-compare", [
+    ["inter-worker traffic", p.interworker_before, p.interworker_after],
+    ["max host utilisation", p.max_node_utilisation_before, p.max_node_utilisation_after],
+    ["workers used", p.workers_before, p.workers_after],
+    ["workers restarted / stopped", "", `${text(p.workers_restarted)} / ${text(p.workers_stopped)}`],
+    ["predicted gain (inter-worker traffic)", "", p.predicted_gain],
+    ["costs", p.costs, p.algorithm],
+  ]);
+  fill("wf-moves", (p.moves || []).filter(m => m.from !== m.to).map(m => [m.executor, m.tasks, m.from, m.to]));
 }
 
 async function followProgress(topology, id) {
