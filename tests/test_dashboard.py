@@ -253,6 +253,8 @@ def test_apply_is_403_when_no_token_is_configured(tmp_path):
     )
     assert response.status_code == 403 and "read-only" in response.get_json()["error"]
     assert brain.calls == []
+    assert client.post("/api/v1/topologies/wc/whatif", json=BODY).status_code == 200
+    assert brain.calls == [("wc", "td", {"key": "rs"}, True)]
 
 
 @pytest.mark.parametrize(
