@@ -4,7 +4,8 @@ Sub-commands: ``serve`` (the Thrift service Nimbus's shim calls), ``plan`` (plan
 problem offline), ``algorithms`` (list what is registered), ``bench`` (benchmarks),
 ``placement`` (where a running topology's executors are, per Nimbus and per the brain),
 ``aggregate`` (the PySpark monitoring aggregation, :mod:`scheduler_py.cli.aggregate`),
-``replan``/``history`` (adaptive re-scheduling, :mod:`scheduler_py.cli.operator`).
+``replan``/``history`` (adaptive re-scheduling, :mod:`scheduler_py.cli.operator`),
+``dashboard`` (the Flask dashboard, :mod:`scheduler_py.cli.dashboard`).
 """
 
 from __future__ import annotations
@@ -170,6 +171,12 @@ def cmd_history(args: argparse.Namespace) -> int:
     return history_main(args.rest)
 
 
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    from scheduler_py.cli.dashboard import run
+
+    return run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="scheduler-py", description="The Python brain of a drop-in Apache Storm scheduler."
@@ -280,6 +287,14 @@ def build_parser() -> argparse.ArgumentParser:
     history = sub.add_parser("history", help="a topology's reconfiguration history")
     history.add_argument("rest", nargs=argparse.REMAINDER)
     history.set_defaults(func=cmd_history)
+
+    from scheduler_py.cli.dashboard import add_arguments as add_dashboard_arguments
+
+    dashboard = sub.add_parser(
+        "dashboard", help="the web dashboard and JSON API (/api/v1) over the brain (Flask)"
+    )
+    add_dashboard_arguments(dashboard)
+    dashboard.set_defaults(func=cmd_dashboard)
     return parser
 
 

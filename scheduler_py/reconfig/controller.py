@@ -123,13 +123,20 @@ class Controller:
         name, _ = self._resolve(topology, must_run=False)
         return self.history.entries(name)
 
-    def replan(self, topology: str, algorithm: str = "", dry_run: bool = False) -> dict:
-        """Plan ``topology`` (name or id) again now; apply it unless ``dry_run``."""
+    def replan(
+        self,
+        topology: str,
+        algorithm: str = "",
+        dry_run: bool = False,
+        params: Mapping[str, Any] | None = None,
+    ) -> dict:
+        """Plan ``topology`` (name or id) again now, ``params`` over the algorithm's
+        configured ones; apply it unless ``dry_run``."""
         name, topo = self._resolve(topology, must_run=True)
         snapshot = self._latest()
         config = self._config_for(topo)
         try:
-            proposal = self._propose(snapshot, topo, config, algorithm or None)
+            proposal = self._propose(snapshot, topo, config, algorithm or None, params)
         except SchedulingError as error:
             raise ReconfigError(f"cannot re-plan {name}: {error}") from error
         report = proposal.report() | {"dry_run": dry_run}
@@ -178,6 +185,7 @@ class Controller:
         topo: StormTopology,
         config: TriggerConfig,
         algorithm: str | None,
+        overrides: Mapping[str, Any] | None = None,
     ) -> Proposal:
         view = storm_view(snapshot, topo, None, self.planner.costs)
         chosen, params = choose_algorithm(view.conf, self.planner)
@@ -185,6 +193,7 @@ class Controller:
             algorithm = config.algorithm
         if algorithm and algorithm != chosen:
             chosen, params = algorithm, dict(self.planner.default_params.get(algorithm, {}))
+        params = dict(params) | dict(overrides or {})
         whole = propose(view, chosen, params, snapshot.hosts)
         first, stages = stage(whole, config.max_restart_share)
         self._stages[topo.id] = (stages, whole.workers_restarted)

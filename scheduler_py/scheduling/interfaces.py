@@ -12,6 +12,9 @@ The edges (``service`` for Thrift, ``monitoring`` for ZooKeeper and Spark, ``rec
 * :class:`ArmedPlan` and :class:`ReconfigurationPort` — what the Thrift service asks of the
   reconfiguration controller every round, and the operator calls it forwards
   (``reconfig/controller.py`` implements it).
+
+The dashboard's ports (the brain, the plan log, the aggregates) are in
+``scheduler_py/scheduling/dashboard_ports.py``.
 """
 
 from __future__ import annotations
@@ -148,7 +151,17 @@ class ReconfigurationPort(Protocol):
 
     def armed(self) -> Mapping[str, ArmedPlan]: ...
     def observe_round(self, state: ClusterState, decisions: Sequence[Any]) -> None: ...
-    def replan(self, topology: str, algorithm: str = "", dry_run: bool = False) -> dict: ...
+    def replan(
+        self,
+        topology: str,
+        algorithm: str = "",
+        dry_run: bool = False,
+        params: Mapping[str, Any] | None = None,
+    ) -> dict:
+        """Plan ``topology`` again with ``algorithm`` (empty: its own) and ``params`` (over
+        the algorithm's configured ones); apply it unless ``dry_run``."""
+        ...
+
     def history_of(self, topology: str) -> list[dict[str, Any]]: ...
     def start(self) -> None: ...
     def stop(self) -> None: ...

@@ -165,8 +165,17 @@ service SchedulerBrain {
    * `history`. Unless `dry_run`, `secret` must be the operator secret
    * (scheduler_py/service/auth.py); a wrong or missing one is refused with a BrainError.
    */
-  string replan(1: string topology, 2: string algorithm, 3: bool dry_run, 4: string secret)
+  string replan(1: string topology, 2: string algorithm, 3: bool dry_run, 4: string secret,
+                /** the algorithm's parameters as a JSON object; absent or empty: none */
+                5: string params)
     throws (1: BrainError error),
+
+  /**
+   * Read-only (the dashboard): what the last scheduling round saw and decided, a JSON object
+   * (scheduler_py/scheduling/status.py): supervisors, topologies with their placement, the
+   * decision per topology, round latency and fallback counts.
+   */
+  string status(),
 
   /** Operator control (`scheduler-py history`): the topology's reconfiguration history, a JSON array. */
   string history(1: string topology) throws (1: BrainError error)

@@ -6,8 +6,10 @@ to_reply`. The reconfiguration controller, when one runs, is reached only throug
 :class:`~scheduler_py.scheduling.interfaces.ReconfigurationPort`. Framed transport + binary
 protocol, like the shim. Every reply is also appended to a JSON
 lines *plan log* (one object per topology decision) so operators and ``make demo`` can see
-what the brain planned; the log is the only state the service writes. A ``replan`` that
-changes a topology must carry the operator secret (``scheduler_py/service/auth.py``).
+what the brain planned; the log is the only state the service writes. ``status`` answers
+what the last round saw and decided (``scheduler_py/scheduling/status.py``, read by the
+dashboard). A ``replan`` that changes a topology must carry the operator secret
+(``scheduler_py/service/auth.py``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from scheduler_py import __version__
 from scheduler_py.scheduling.interfaces import OperatorError, ReconfigurationPort
 from scheduler_py.scheduling.round import KEEP, PLACE, RoundConfig, TopologyDecision, plan_round
 from scheduler_py.scheduling.state import ClusterState
+from scheduler_py.scheduling.status import count_fallbacks, status_document
 from scheduler_py.service.auth import SECRET_ENV, OperatorSecret
 from scheduler_py.service.snapshot import to_reply, to_state
 from scheduler_py.service.wire import wire
@@ -57,6 +60,11 @@ class BrainHandler:
         """what a changing call must carry; ``None``: every changing call is refused"""
         self._lock = threading.Lock()
         self.last_records: dict[str, TopologyDecision] = {}
+        self._last_state: ClusterState | None = None
+        self._last_decisions: dict[str, TopologyDecision] = {}
+        self._last_seconds: float | None = None
+        self._rounds = 0
+        self._fallbacks = 0
 
     def ping(self) -> str:
         return __version__
@@ -77,12 +85,23 @@ class BrainHandler:
             self.controller.observe_round(state, decisions)
         return reply
 
-    def replan(self, topology: str, algorithm: str, dry_run: bool, secret: str = "") -> str:
+    def status(self) -> str:
+        """The last round as JSON (:func:`scheduler_py.scheduling.status.status_document`)."""
+        with self._lock:  # the state and the decisions are replaced, never changed
+            state, decisions, seconds = self._last_state, self._last_decisions, self._last_seconds
+            rounds, fallbacks = self._rounds, self._fallbacks
+        document = status_document(state, decisions, seconds, __version__, rounds, fallbacks)
+        return json.dumps(document, sort_keys=True, default=str)
+
+    def replan(
+        self, topology: str, algorithm: str, dry_run: bool, secret: str = "", params: str = ""
+    ) -> str:
         controller = self._controller()
         if not dry_run:
             self._authorise(f"replan {topology}", secret)
+        parsed = _params(params)
         try:
-            report = controller.replan(topology, algorithm or "", bool(dry_run))
+            report = controller.replan(topology, algorithm or "", bool(dry_run), parsed or None)
         except OperatorError as error:
             raise wire().BrainError(str(error)) from error
         except Exception as error:
@@ -140,6 +159,11 @@ class BrainHandler:
         self, state: ClusterState, decisions: Sequence[TopologyDecision], seconds: float
     ) -> None:
         with self._lock:
+            self._last_state = state
+            self._last_decisions = {d.topology_id: d for d in decisions}
+            self._last_seconds = seconds
+            self._rounds += 1
+            self._fallbacks += count_fallbacks(decisions)
             for decision in decisions:
                 if decision.decision == KEEP:
                     continue
@@ -170,6 +194,23 @@ class BrainHandler:
         self.plan_log.parent.mkdir(parents=True, exist_ok=True)
         with self.plan_log.open("a", encoding="utf-8") as out:
             out.write(json.dumps(entry, sort_keys=True, default=str) + "\n")
+
+
+def _params(text: str | None) -> dict[str, Any]:
+    """``replan``'s algorithm parameters: a JSON object, or empty for none."""
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise wire().BrainError(
+            f"replan: expected the parameters as a JSON object, found {text[:80]!r} ({error})"
+        ) from error
+    if not isinstance(value, dict):
+        raise wire().BrainError(
+            f"replan: expected the parameters as a JSON object, found {type(value).__name__}"
+        )
+    return value
 
 
 class BrainServer(TThreadedServer):

@@ -53,8 +53,14 @@ final class TestBrainServer implements AutoCloseable {
             }
 
             @Override
-            public String replan(String topology, String algorithm, boolean dryRun, String secret) throws BrainError {
+            public String replan(String topology, String algorithm, boolean dryRun, String secret,
+                                 String params) throws BrainError {
                 throw new BrainError("the test brain has no reconfiguration controller");
+            }
+
+            @Override
+            public String status() {
+                return "{}";
             }
 
             @Override

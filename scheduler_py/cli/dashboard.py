@@ -1,0 +1,151 @@
+"""``scheduler-py dashboard``: build the dashboard's data sources from the edges and run it.
+
+The dashboard (``scheduler_py/dashboard/``) knows only the ports of
+``scheduler_py/scheduling/dashboard_ports.py``; this module implements them with the brain's
+Thrift client (``scheduler_py/service/client.py``), the operator secret
+(``scheduler_py/service/auth.py``), and ZooKeeper's aggregates
+(``scheduler_py/monitoring/measured.py``), then serves the Flask app.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from scheduler_py.config import keys
+from scheduler_py.scheduling.dashboard_ports import SourceUnavailable
+from scheduler_py.scheduling.interfaces import OperatorError
+
+log = logging.getLogger(__name__)
+
+
+class ThriftBrain:
+    """:class:`~scheduler_py.scheduling.dashboard_ports.BrainPort` over the brain's Thrift
+    service; one connection per call, so a restarted brain is picked up at once."""
+
+    def __init__(
+        self, address: str, secret: Callable[[], str | None], timeout_ms: int = 3000
+    ) -> None:
+        self.address = address
+        self._secret = secret
+        self.timeout_ms = timeout_ms
+
+    def status(self) -> Mapping[str, Any]:
+        return json.loads(self._call("status"))
+
+    def replan(
+        self, topology: str, algorithm: str, params: Mapping[str, Any], dry_run: bool
+    ) -> Mapping[str, Any]:
+        secret = ""
+        if not dry_run:
+            secret = self._secret() or ""
+            if not secret:
+                raise OperatorError(
+                    "the dashboard has no operator secret to send with an apply: expected "
+                    "$SCHEDULER_PY_SECRET or the brain's secret file (--secret-file PATH)"
+                )
+        text = self._call(
+            "replan", topology, algorithm, dry_run, secret, json.dumps(dict(params)), slow=True
+        )
+        return json.loads(text)
+
+    def history(self, topology: str) -> Sequence[Mapping[str, Any]]:
+        return json.loads(self._call("history", topology))
+
+    def _call(self, method: str, *args: Any, slow: bool = False) -> str:
+        from scheduler_py.service.client import brain_client
+        from scheduler_py.service.wire import wire
+
+        try:
+            client = brain_client(self.address, 60_000 if slow else self.timeout_ms)
+        except Exception as error:
+            raise SourceUnavailable(
+                f"cannot connect to the brain at {self.address} ({error}); is `scheduler-py "
+                "serve` running there? (--brain HOST:PORT)"
+            ) from None
+        try:
+            return getattr(client, method)(*args)
+        except wire().BrainError as error:
+            raise OperatorError(error.message) from None
+        except Exception as error:
+            raise SourceUnavailable(
+                f"the brain at {self.address} did not answer `{method}` ({type(error).__name__}: "
+                f"{error}); an older brain lacks `status` (restart it from this version)"
+            ) from None
+        finally:
+            client.close()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8627, help="port (default 8627)")
+    parser.add_argument(
+        "--brain", default="127.0.0.1:9627", metavar="HOST:PORT", help="the brain's address"
+    )
+    parser.add_argument(
+        "--token-file",
+        help="bearer token mutating requests need (created, mode 0600, when missing); "
+        "without it the dashboard is read-only",
+    )
+    parser.add_argument(
+        "--secret-file",
+        help="the brain's operator secret, sent with an apply (default $SCHEDULER_PY_SECRET, "
+        "else $SCHEDULER_PY_SECRET_FILE, else ~/.config/scheduler-py/operator.secret)",
+    )
+    parser.add_argument("--plan-log", help="the brain's plan log (serve --plan-log)")
+    parser.add_argument(
+        "--zookeeper", metavar="HOST:PORT", help="read measured aggregates from this ZooKeeper"
+    )
+    parser.add_argument("--monitor-root", default=keys.MONITOR_ZK_ROOT.default)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        from scheduler_py.dashboard.app import create_app
+    except ImportError as error:
+        raise SystemExit(
+            f"scheduler-py dashboard: {error}; expected Flask: "
+            "pip install 'scheduler-py[dashboard]'"
+        ) from None
+    from scheduler_py.dashboard.planlog import PlanLogFile
+    from scheduler_py.dashboard.sources import Sources
+    from scheduler_py.dashboard.token import TokenError, load_or_create_token
+
+    token = None
+    if args.token_file:
+        try:
+            token = load_or_create_token(Path(args.token_file))
+        except TokenError as error:
+            raise SystemExit(f"scheduler-py dashboard: {error}") from None
+    aggregates = None
+    if args.zookeeper:
+        from scheduler_py.monitoring.measured import ZooKeeperAggregates
+
+        aggregates = ZooKeeperAggregates(args.zookeeper, args.monitor_root)
+    sources = Sources(
+        ThriftBrain(args.brain, _secret_reader(args.secret_file)),
+        PlanLogFile(Path(args.plan_log)) if args.plan_log else None,
+        aggregates,
+        token,
+    )
+    mode = f"apply needs the token in {args.token_file}" if token else "read-only (no --token-file)"
+    print(f"scheduler-py dashboard: http://{args.host}:{args.port}/ ({mode})", flush=True)
+    create_app(sources).run(host=args.host, port=args.port, threaded=True)
+    return 0
+
+
+def _secret_reader(explicit: str | None) -> Callable[[], str | None]:
+    def read() -> str | None:
+        from scheduler_py.service.auth import SecretError, load_secret
+
+        try:
+            secret = load_secret(explicit)
+        except SecretError as error:
+            raise OperatorError(str(error)) from None
+        return secret.value if secret else None
+
+    return read

@@ -1,0 +1,201 @@
+"""The JSON API under ``/api/v1`` (described by :mod:`scheduler_py.dashboard.openapi`).
+
+Status codes: 400 a malformed parameter (the body names the field, what was expected and
+what was found), 401/403 the token rules of :mod:`scheduler_py.dashboard.token`, 404 an
+unknown topology, 409 the brain refused, 503 the brain unreachable with nothing cached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from flask import Blueprint, current_app, jsonify, request
+from flask.typing import ResponseReturnValue
+
+from scheduler_py.algorithms import registry
+from scheduler_py.dashboard import cluster_view, decisions_view, openapi, topology_view
+from scheduler_py.dashboard.inputs import BadRequest, limit_arg, plan_request
+from scheduler_py.dashboard.sources import Sources
+from scheduler_py.dashboard.token import bearer_matches
+from scheduler_py.scheduling.dashboard_ports import SourceUnavailable
+from scheduler_py.scheduling.interfaces import OperatorError
+
+api = Blueprint("api", __name__, url_prefix="/api/v1")
+
+
+def _sources() -> Sources:
+    return current_app.extensions["scheduler_py_sources"]
+
+
+def error(code: int, message: str, **extra: Any) -> ResponseReturnValue:
+    return jsonify({"error": message} | extra), code
+
+
+@api.errorhandler(BadRequest)
+def _bad_request(problem: BadRequest) -> ResponseReturnValue:
+    return error(
+        400, str(problem), field=problem.field, expected=problem.expected, found=problem.found
+    )
+
+
+def _status_or_503() -> tuple[Mapping[str, Any] | None, ResponseReturnValue | None]:
+    sources = _sources()
+    reading = sources.reading()
+    if reading.status is None:
+        health = cluster_view.brain_health(reading, sources.clock())
+        message = f"the brain at {sources.brain.address} cannot be reached: {reading.error}"
+        return None, error(503, message, brain=health)
+    return reading.status, None
+
+
+@api.get("/openapi.json")
+def openapi_document() -> ResponseReturnValue:
+    return jsonify(openapi.document())
+
+
+@api.get("/cluster")
+def cluster() -> ResponseReturnValue:
+    sources = _sources()
+    reading = sources.reading()
+    aggregates, errors = {}, set()
+    for topology in (reading.status or {}).get("topologies", []):
+        aggregates[topology["id"]], problem = sources.aggregate(topology["id"])
+        errors.add(problem)
+    body = cluster_view.cluster(reading, aggregates, sources.clock())
+    body["aggregates_error"] = "; ".join(sorted(e for e in errors if e)) or None
+    if reading.status is None:
+        message = f"the brain at {sources.brain.address} cannot be reached: {reading.error}"
+        return jsonify(body | {"error": message}), 503
+    return jsonify(body)
+
+
+@api.get("/topologies")
+def topologies() -> ResponseReturnValue:
+    status, unavailable = _status_or_503()
+    if status is None:
+        return unavailable
+    reading = _sources().reading()
+    return jsonify(
+        {
+            "brain": reading.health,
+            "topologies": [topology_view.summary(t) for t in status.get("topologies", [])],
+        }
+    )
+
+
+def _topology_or_error(key: str) -> tuple[Mapping[str, Any] | None, ResponseReturnValue | None]:
+    status, unavailable = _status_or_503()
+    if status is None:
+        return None, unavailable
+    found = topology_view.find(status, key)
+    if found is None:
+        running = ", ".join(sorted(t["name"] for t in status.get("topologies", []))) or "none"
+        return None, error(
+            404, f"no running topology named or identified {key!r}; running: {running}"
+        )
+    return found, None
+
+
+@api.get("/topologies/<topology>")
+def topology(topology: str) -> ResponseReturnValue:
+    found, problem = _topology_or_error(topology)
+    if found is None:
+        return problem
+    sources = _sources()
+    status = sources.reading().status or {}
+    hosts = {s["id"]: s["host"] for s in status.get("supervisors", [])}
+    aggregate, aggregate_error = sources.aggregate(found["id"])
+    body = topology_view.detail(found, hosts, aggregate, sources.clock())
+    return jsonify(body | {"brain": sources.reading().health, "aggregate_error": aggregate_error})
+
+
+@api.get("/decisions")
+def decisions() -> ResponseReturnValue:
+    sources = _sources()
+    limit = limit_arg(request.args)
+    wanted = request.args.get("topology")
+    status = sources.reading().status
+    names = {t["id"]: t["name"] for t in (status or {}).get("topologies", [])}
+    plans, plan_error = sources.plans(limit)
+    if wanted is not None:
+        ids = {i for i, n in names.items() if wanted in (i, n)} | {wanted}
+        plans = [p for p in plans if p.get("topology_id") in ids]
+        if status is not None and not plans and not (ids & set(names)):
+            return error(404, f"no topology {wanted!r} is running or in the plan log")
+    targets = [names.get(i, i) for i in ids] if wanted is not None else list(names.values())
+    histories, history_error = [], None
+    for name in sorted(set(targets)):
+        try:
+            histories.extend(sources.brain.history(name))
+        except (SourceUnavailable, OperatorError) as problem:
+            history_error = str(problem)
+    return jsonify(
+        {
+            "items": decisions_view.timeline(plans, histories, limit),
+            "plan_log_error": plan_error,
+            "history_error": history_error,
+        }
+    )
+
+
+@api.get("/algorithms")
+def algorithms() -> ResponseReturnValue:
+    return jsonify(
+        {
+            "algorithms": [
+                {
+                    "name": info.name,
+                    "paper": info.paper,
+                    "summary": info.summary,
+                    "params": [
+                        {"name": key, "default": default, "description": text}
+                        for key, (default, text) in info.params.items()
+                    ],
+                }
+                for info in registry.algorithms().values()
+            ]
+        }
+    )
+
+
+@api.post("/topologies/<topology>/whatif")
+def whatif(topology: str) -> ResponseReturnValue:
+    return _replan(topology, dry_run=True)
+
+
+@api.post("/topologies/<topology>/apply")
+def apply(topology: str) -> ResponseReturnValue:
+    token = _sources().token
+    if token is None:
+        return error(
+            403,
+            "the dashboard is read-only: no token configured; start it with --token-file PATH "
+            "to allow applying plans",
+        )
+    if not bearer_matches(request.headers.get("Authorization"), token):
+        return error(
+            401,
+            "applying a plan needs the header `Authorization: Bearer TOKEN` with the token "
+            "in the dashboard's --token-file; it was missing or different",
+        )
+    return _replan(topology, dry_run=False)
+
+
+def _replan(key: str, dry_run: bool) -> ResponseReturnValue:
+    body = request.get_json(force=True, silent=True) if request.get_data() else {}
+    algorithm, params = plan_request(body)
+    found, problem = _topology_or_error(key)
+    if found is None:
+        return problem
+    sources = _sources()
+    try:
+        report = sources.brain.replan(found["name"], algorithm, params, dry_run)
+    except SourceUnavailable as unreachable:
+        return error(503, str(unreachable))
+    except OperatorError as refused:
+        return error(409, f"the brain refused: {refused}")
+    running = topology_view.summary(found) | {
+        "plan_summary": (found.get("decision") or {}).get("summary", {})
+    }
+    return jsonify({"dry_run": dry_run, "running": running, "proposal": dict(report)})

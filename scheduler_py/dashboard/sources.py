@@ -1,0 +1,59 @@
+"""What the dashboard reads and steers through, handed in by ``scheduler_py/cli/dashboard.py``
+(the ports are in ``scheduler_py/scheduling/dashboard_ports.py``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler_py.dashboard import aggregate_shape
+from scheduler_py.dashboard.cache import BrainReading, StatusCache
+from scheduler_py.scheduling.dashboard_ports import (
+    AggregatePort,
+    BrainPort,
+    PlanLogPort,
+    SourceUnavailable,
+)
+
+
+@dataclass
+class Sources:
+    brain: BrainPort
+    plan_log: PlanLogPort | None = None
+    aggregates: AggregatePort | None = None
+    token: str | None = None
+    """the bearer token mutating requests need; ``None``: the dashboard is read-only"""
+    clock: Callable[[], float] = time.time
+    cache: StatusCache = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.cache = StatusCache(self.brain, clock=self.clock)
+
+    def reading(self) -> BrainReading:
+        return self.cache.read()
+
+    def aggregate(self, topology_id: str) -> tuple[Mapping[str, Any] | None, str | None]:
+        """``(aggregate or None, error or None)``; the aggregate reduced to well-typed fields
+        (:func:`scheduler_py.dashboard.aggregate_shape.clean`)."""
+        if self.aggregates is None:
+            return None, None
+        try:
+            document = self.aggregates.aggregate(topology_id)
+        except SourceUnavailable as error:
+            return None, str(error)
+        if document is None:
+            return None, None
+        cleaned = aggregate_shape.clean(document)
+        if cleaned is None:
+            return None, f"the aggregate of {topology_id} is not a JSON object; ignored"
+        return cleaned, None
+
+    def plans(self, limit: int) -> tuple[Sequence[Mapping[str, Any]], str | None]:
+        if self.plan_log is None:
+            return [], "no plan log configured (start the dashboard with --plan-log PATH)"
+        try:
+            return self.plan_log.entries(limit), None
+        except SourceUnavailable as error:
+            return [], str(error)
