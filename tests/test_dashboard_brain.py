@@ -12,34 +12,19 @@ import pytest
 from scheduler_py.cli.dashboard import ThriftBrain
 from scheduler_py.dashboard.app import create_app
 from scheduler_py.dashboard.sources import Sources
-from scheduler_py.reconfig.controller import Controller
-from scheduler_py.reconfig.history import History
-from scheduler_py.reconfig.trigger import TriggerConfig
 from scheduler_py.scheduling.dashboard_ports import SourceUnavailable
 from scheduler_py.scheduling.interfaces import OperatorError
 from scheduler_py.scheduling.round import RoundConfig
-from scheduler_py.service.auth import ensure_secret
 from scheduler_py.service.server import BrainHandler
 from scheduler_py.service.wire import wire
-from tests.snapshots import snapshot, supervisor, wordcount
-from tests.test_reconfig_cli import SPREAD, _serve
-from tests.test_reconfig_controller import FakeNimbus, ScriptedLive
+from tests.snapshots import supervisor
+from tests.test_reconfig_cli import _serve, brain_with_controller
 
 
 @pytest.fixture()
 def brain(tmp_path):
-    nimbus = FakeNimbus()
-    controller = Controller(
-        RoundConfig(),
-        TriggerConfig(drain_poll_secs=0.01, apply_timeout_secs=1.0, warmup_secs=0),
-        History(tmp_path),
-        nimbus,
-        live=ScriptedLive(),
-    )
-    handler = BrainHandler(RoundConfig(), controller=controller, operator_secret=ensure_secret())
-    topo = wordcount(current=SPREAD, needs_scheduling=False)
     sups = [supervisor(f"s{i}", owners={6700: "wc-1"}, rack=f"r{i % 2}") for i in (1, 2, 3)]
-    handler.schedule(snapshot(sups, [topo], round_=42))
+    handler, nimbus = brain_with_controller(tmp_path, sups, round_=42)
     server, address = _serve(handler)
     yield address, nimbus
     server.close()

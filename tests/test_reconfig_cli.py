@@ -41,20 +41,29 @@ def _serve(handler):
             time.sleep(0.05)
 
 
-@pytest.fixture()
-def brain(tmp_path):
+def brain_with_controller(history_dir, supervisors, round_=None):
+    """A brain with a reconfiguration controller over a scripted Nimbus that has scheduled
+    word count (spread over ``supervisors``) once; returns (handler, nimbus)."""
     nimbus = FakeNimbus()
     controller = Controller(
         RoundConfig(),
         TriggerConfig(drain_poll_secs=0.01, apply_timeout_secs=1.0, warmup_secs=0),
-        History(tmp_path),
+        History(history_dir),
         nimbus,
         live=ScriptedLive(),
     )
     handler = BrainHandler(RoundConfig(), controller=controller, operator_secret=ensure_secret())
-    owners = {6700: "wc-1"}
     topo = wordcount(current=SPREAD, needs_scheduling=False)
-    handler.schedule(snapshot([supervisor(f"s{i}", owners=owners) for i in (1, 2, 3)], [topo]))
+    handler.schedule(
+        snapshot(supervisors, [topo], **({} if round_ is None else {"round_": round_}))
+    )
+    return handler, nimbus
+
+
+@pytest.fixture()
+def brain(tmp_path):
+    supervisors = [supervisor(f"s{i}", owners={6700: "wc-1"}) for i in (1, 2, 3)]
+    handler, nimbus = brain_with_controller(tmp_path, supervisors)
     server, address = _serve(handler)
     yield address, nimbus, tmp_path
     server.close()

@@ -1,18 +1,17 @@
 """The dashboard's bearer token: what a mutating request (apply a plan) must carry.
 
 ``--token-file PATH``: read the token from PATH, or create it (256 random bits, mode 0600)
-when it does not exist. Without a token file the dashboard is read-only. Comparison is
-constant-time (:func:`hmac.compare_digest`), as ``scheduler_py/service/auth.py`` does for the
-brain's operator secret.
+when it does not exist. Without a token file the dashboard is read-only. The file rules and the
+constant-time comparison are the operator secret's (``scheduler_py/config/private_files.py``).
 """
 
 from __future__ import annotations
 
-import hmac
-import os
-import secrets
-import stat
 from pathlib import Path
+
+from scheduler_py.config.private_files import create_private, read_private, same_credential
+
+WHAT = "dashboard token file"
 
 
 class TokenError(Exception):
@@ -21,38 +20,17 @@ class TokenError(Exception):
 
 def load_or_create_token(path: Path) -> str:
     """The token in ``path``; a new one written there (mode 0600) when it is missing."""
-    try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return _read(path)
-    except OSError as error:
-        raise TokenError(
-            f"cannot create the dashboard token file {path}: {error}; expected a writable "
-            "path for --token-file"
-        ) from error
-    value = secrets.token_urlsafe(32)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
-        out.write(value + "\n")
-    return value
-
-
-def _read(path: Path) -> str:
-    mode = path.stat().st_mode
-    if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise TokenError(
-            f"the dashboard token file {path} is open to other users (mode "
-            f"{stat.S_IMODE(mode):04o}); expected 0600: run `chmod 600 {path}`"
+    for _ in range(2):  # created by another process between the two calls: read it
+        value = read_private(
+            path, WHAT, TokenError, "delete it and the dashboard creates a new one"
         )
-    try:
-        value = path.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError) as error:
-        raise TokenError(f"cannot read the dashboard token file {path}: {error}") from error
-    if not value:
-        raise TokenError(
-            f"the dashboard token file {path} is empty; expected one line of text (delete it "
-            "and the dashboard creates a new one)"
-        )
-    return value
+        if value is not None:
+            return value
+        fix = "expected a writable path for --token-file"
+        value = create_private(path, WHAT, TokenError, fix)
+        if value is not None:
+            return value
+    raise TokenError(f"the {WHAT} {path} vanished while read")
 
 
 def bearer_matches(header: str | None, token: str) -> bool:
@@ -60,4 +38,4 @@ def bearer_matches(header: str | None, token: str) -> bool:
     scheme, _, given = (header or "").partition(" ")
     if scheme.lower() != "bearer" or not given.strip():
         return False
-    return hmac.compare_digest(given.strip().encode(), token.encode())
+    return same_credential(token, given.strip())

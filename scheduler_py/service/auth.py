@@ -15,17 +15,16 @@ alike:
 ``scheduler-py serve`` creates the file when no secret is configured (256 random bits, mode
 0600, in a 0700 directory), so the operator on the brain's host, as the brain's user, needs
 no set-up and other users cannot read it. A secret file that others can read is refused.
-Comparison is constant-time (:func:`hmac.compare_digest`).
+The file rules and the constant-time comparison: ``scheduler_py/config/private_files.py``.
 """
 
 from __future__ import annotations
 
-import hmac
 import os
-import secrets
-import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from scheduler_py.config.private_files import create_private, read_private, same_credential
 
 SECRET_ENV = "SCHEDULER_PY_SECRET"
 SECRET_FILE_ENV = "SCHEDULER_PY_SECRET_FILE"
@@ -43,7 +42,7 @@ class OperatorSecret:
     """where it came from, for messages (``$SCHEDULER_PY_SECRET`` or a path); never the value"""
 
     def admits(self, given: str | None) -> bool:
-        return bool(given) and hmac.compare_digest(self.value.encode(), (given or "").encode())
+        return same_credential(self.value, given)
 
 
 def default_secret_file() -> Path:
@@ -64,26 +63,14 @@ def load_secret(explicit_file: str | os.PathLike[str] | None = None) -> Operator
     if from_env:
         return OperatorSecret(from_env, f"${SECRET_ENV}")
     path = secret_file(explicit_file)
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
+    value = read_private(
+        path,
+        "operator secret file",
+        SecretError,
+        "delete the file and `scheduler-py serve` creates a new one",
+    )
+    if value is None:
         return None
-    except OSError as error:
-        raise SecretError(f"cannot read the operator secret file {path}: {error}") from error
-    if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise SecretError(
-            f"the operator secret file {path} is open to other users (mode "
-            f"{stat.S_IMODE(mode):04o}); expected 0600: run `chmod 600 {path}`"
-        )
-    try:
-        value = path.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError) as error:
-        raise SecretError(f"cannot read the operator secret file {path}: {error}") from error
-    if not value:
-        raise SecretError(
-            f"the operator secret file {path} is empty; expected one line of text (delete "
-            "the file and `scheduler-py serve` creates a new one)"
-        )
     return OperatorSecret(value, str(path))
 
 
@@ -93,20 +80,11 @@ def ensure_secret(explicit_file: str | os.PathLike[str] | None = None) -> Operat
     if existing is not None:
         return existing
     path = secret_file(explicit_file)
-    value = secrets.token_urlsafe(32)
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another brain created it meanwhile: use that one
+    fix = f"set ${SECRET_ENV}, or --secret-file PATH to a writable place"
+    value = create_private(path, "operator secret file", SecretError, fix)
+    if value is None:  # another brain created it meanwhile: use that one
         found = load_secret(explicit_file)
         if found is None:
-            raise SecretError(f"the operator secret file {path} vanished while read") from None
+            raise SecretError(f"the operator secret file {path} vanished while read")
         return found
-    except OSError as error:
-        raise SecretError(
-            f"cannot create the operator secret file {path}: {error}; set "
-            f"${SECRET_ENV}, or --secret-file PATH to a writable place"
-        ) from error
-    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
-        out.write(value + "\n")
     return OperatorSecret(value, str(path))
