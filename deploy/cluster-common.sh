@@ -39,6 +39,7 @@ STORM_SLOT_BASE="${STORM_SLOT_BASE:-$((6700 + CLUSTER_PORT_OFFSET))}"
 STORM_UI_PORT="${STORM_UI_PORT:-$((8080 + CLUSTER_PORT_OFFSET))}"
 BRAIN_HOST="${BRAIN_HOST:-127.0.0.1}"
 BRAIN_PORT="${BRAIN_PORT:-$((9627 + CLUSTER_PORT_OFFSET))}"
+DASHBOARD_PORT="${DASHBOARD_PORT:-$((9628 + CLUSTER_PORT_OFFSET))}"  # scheduler-py dashboard
 
 # Shape of the cluster.
 STORM_SUPERVISORS="${STORM_SUPERVISORS:-3}"
@@ -118,7 +119,7 @@ cluster_components() {
   local i
   echo zookeeper nimbus
   for ((i = 1; i <= STORM_SUPERVISORS; i++)); do echo "supervisor-$i"; done
-  echo ui brain aggregate
+  echo ui brain aggregate dashboard
 }
 
 pidfile() { echo "$RUN_DIR/$1.pid"; }

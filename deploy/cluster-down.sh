@@ -37,7 +37,7 @@ fi
 # Stop order: supervisors (and their workers) before nimbus, zookeeper last.
 order=()
 for c in $(cluster_components); do [[ $c == supervisor-* ]] && order+=("$c"); done
-order+=(aggregate ui nimbus brain zookeeper)
+order+=(dashboard aggregate ui nimbus brain zookeeper)
 
 groups=()
 for c in "${order[@]}"; do

@@ -109,6 +109,18 @@ for ((i = 1; i <= STORM_SUPERVISORS; i++)); do
 done
 [[ $start_ui == yes ]] && ports+=("$STORM_UI_PORT:ui")
 [[ $start_brain == yes ]] && ports+=("$BRAIN_PORT:brain")
+# the dashboard (README "Dashboard") beside the brain, when Flask is installed; DASHBOARD=no skips it
+start_dashboard=no
+if [[ "${DASHBOARD:-auto}" != no && $start_brain == yes ]]; then
+  if "$PY" -c 'import flask' 2>/dev/null; then
+    start_dashboard=yes
+    ports+=("$DASHBOARD_PORT:dashboard")
+  elif [[ "${DASHBOARD:-auto}" == yes ]]; then
+    cdie "DASHBOARD=yes but Flask is not installed in $VENV (pip install -e '.[dashboard]')"
+  else
+    clog "NOTE: Flask is not installed in $VENV: not starting the dashboard (pip install -e '.[dashboard]'; DASHBOARD=no silences this)"
+  fi
+fi
 busy=()
 for pc in "${ports[@]}"; do
   port_in_use "${pc%%:*}" && busy+=("$pc")
@@ -341,11 +353,23 @@ if [[ "${AGGREGATE:-auto}" != no && $start_brain == yes && -n "${extra_yaml:-}" 
     --nimbus "127.0.0.1:$STORM_NIMBUS_PORT" "${parquet_args[@]}"
 fi
 
+if [[ $start_dashboard == yes ]]; then
+  # read-write for whoever can read the token file (0600, created on first start)
+  start dashboard "PATH=$VENV/bin:$PATH" -- "$BRAIN_CMD" dashboard --host 127.0.0.1 \
+    --port "$DASHBOARD_PORT" --brain "$BRAIN_HOST:$BRAIN_PORT" --plan-log "$LOG_DIR/brain-plans.jsonl" \
+    --zookeeper "$STORM_ZK_HOST:$STORM_ZK_PORT" --token-file "$RUN_DIR/dashboard.token"
+  rc=0; wait_port 127.0.0.1 "$DASHBOARD_PORT" 60 "$(cat "$(pidfile dashboard)")" || rc=$?
+  if ((rc != 0)); then  # the dashboard is optional: the cluster runs without it
+    clog "WARNING: the dashboard did not listen on 127.0.0.1:$DASHBOARD_PORT ($([[ $rc == 2 ]] && echo exited || echo timeout)); see $LOG_DIR/dashboard.out"
+    start_dashboard=no
+  fi
+fi
+
 # --- 9. record the settings -------------------------------------------------------------------
 {
   echo "# written by deploy/cluster-up.sh at $(date -Is); source it to reach this cluster"
   for v in CLUSTER_DIR STORM_HOME VENV CLUSTER_PORT_OFFSET STORM_ZK_HOST STORM_ZK_PORT \
-           STORM_NIMBUS_HOST STORM_NIMBUS_PORT STORM_UI_PORT BRAIN_HOST BRAIN_PORT BRAIN_STATE_DIR \
+           STORM_NIMBUS_HOST STORM_NIMBUS_PORT STORM_UI_PORT BRAIN_HOST BRAIN_PORT BRAIN_STATE_DIR DASHBOARD_PORT \
            STORM_SUPERVISORS STORM_SUPERVISOR_HOSTS STORM_SUPERVISOR_THRIFT_BASE STORM_SLOT_BASE \
            STORM_SLOT_STRIDE STORM_SLOTS_PER_SUPERVISOR STORM_SCHEDULER SCHEDULER_BRAIN_ENABLED \
            EMU_HOSTS EMU_RACKS EMU_HOST_MBIT EMU_INTERRACK_MBIT EMU_HOST_CPU EMU_PREFIX; do
@@ -355,10 +379,12 @@ fi
   printf 'STREAMPARSE_NIMBUS=%q\n' "127.0.0.1:$STORM_NIMBUS_PORT"
   printf 'STORM_CONF_DIR=%q\n' "$CONF_ROOT/client"
   printf 'UI_STARTED=%q\nBRAIN_STARTED=%q\n' "$start_ui" "$start_brain"
-  printf 'AGGREGATE_STARTED=%q\n' "$start_aggregate"
+  printf 'AGGREGATE_STARTED=%q\nDASHBOARD_STARTED=%q\n' "$start_aggregate" "$start_dashboard"
 } >"$RUN_DIR/cluster.env"
 
 clog "cluster up in $(elapsed)s: nimbus 127.0.0.1:$STORM_NIMBUS_PORT, zookeeper $STORM_ZK_HOST:$STORM_ZK_PORT,"
 clog "  ui $([[ $start_ui == yes ]] && echo "http://127.0.0.1:$STORM_UI_PORT" || echo 'not started'),"\
 " brain $([[ $start_brain == yes ]] && echo "$BRAIN_HOST:$BRAIN_PORT" || echo 'not started'), logs in $LOG_DIR"
+[[ $start_dashboard == yes ]] \
+  && clog "  dashboard http://127.0.0.1:$DASHBOARD_PORT/ (changes need the token in $RUN_DIR/dashboard.token)"
 clog "  settings: $RUN_DIR/cluster.env   status: deploy/cluster-status.sh   stop: deploy/cluster-down.sh"

@@ -143,6 +143,7 @@ class LocalCluster:
             BRAIN="yes",
             STORM_SCHEDULER="io.schedulerpy.storm.BrainScheduler",
             AGGREGATE="yes" if aggregate else "no",
+            DASHBOARD="no",  # nothing but what is measured shares the CPU
         )
         self.nimbus: Any = None
         self.nimbus_attempts = 1

@@ -160,7 +160,11 @@ class BrainHandler:
     ) -> None:
         with self._lock:
             self._last_state = state
-            self._last_decisions = {d.topology_id: d for d in decisions}
+            # a kept topology shows the decision that placed it (its last other than KEEP)
+            self._last_decisions = {
+                d.topology_id: self.last_records.get(d.topology_id, d) if d.decision == KEEP else d
+                for d in decisions
+            }
             self._last_seconds = seconds
             self._rounds += 1
             self._fallbacks += count_fallbacks(decisions)
