@@ -83,3 +83,32 @@ def test_user_share_leaves_out_system_streams():
     # uniform: half of a -> b crosses too
     uniform = uniform_pair_traffic(problem)
     assert user_internode_share(problem, split, uniform) == pytest.approx(3.0 / 6.0)
+
+
+def test_equal_declared_weights_are_read_as_tuples_per_spout_tuple():
+    # Storm's snapshot weighs every edge the same; Star's center sends each output twice
+    # what a spout sends it, so the cut after center carries two thirds of the payload
+    star = Topology(
+        "star",
+        (
+            Component("s0", 1, 10, is_spout=True),
+            Component("s1", 1, 10, is_spout=True),
+            Component("center", 1, 10),
+            Component("o0", 1, 10),
+            Component("o1", 1, 10),
+        ),
+        (
+            Edge("s0", "center", 1.0),
+            Edge("s1", "center", 1.0),
+            Edge("center", "o0", 1.0),
+            Edge("center", "o1", 1.0),
+        ),
+    )
+    problem = Problem(NODES, star)
+    after = placement({"s0#0": "n1", "s1#0": "n1", "center#0": "n1", "o0#0": "n2", "o1#0": "n2"})
+    before = placement({"s0#0": "n1", "s1#0": "n1", "center#0": "n2", "o0#0": "n2", "o1#0": "n2"})
+    for cut, expected in ((after, 2 / 3), (before, 1 / 3)):
+        routed = loadaware_pair_traffic(problem, cut)
+        assert user_internode_share(problem, cut, routed) == pytest.approx(expected)
+        uniform = uniform_pair_traffic(problem)
+        assert user_internode_share(problem, cut, uniform) == pytest.approx(expected)

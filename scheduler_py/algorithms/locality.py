@@ -51,27 +51,8 @@ from scheduler_py.algorithms.registry import register
 from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import check_feasible, usable_nodes
 from scheduler_py.model.errors import InfeasibleError
+from scheduler_py.model.flows import component_order, flows
 from scheduler_py.model.types import EPSILON, Executor, Node, Placement, Problem, Topology
-
-
-def component_order(topology: Topology) -> list[str]:
-    """User components in topological order of the user edges (spouts first; on a cycle the
-    remaining components follow in declaration order)."""
-    user = [c.id for c in topology.components if not c.is_system]
-    inputs: dict[str, set[str]] = {c: set() for c in user}
-    for edge in topology.merged_edges:
-        if edge.source in inputs and edge.target in inputs and edge.source != edge.target:
-            inputs[edge.target].add(edge.source)
-    order: list[str] = []
-    placed: set[str] = set()
-    while len(order) < len(user):
-        ready = [c for c in user if c not in placed and inputs[c] <= placed]
-        if not ready:  # a cycle: take the first remaining in declaration order
-            ready = [next(c for c in user if c not in placed)]
-        for component in ready:
-            order.append(component)
-            placed.add(component)
-    return order
 
 
 def slices(topology: Topology, loadaware: bool) -> list[list[Executor]]:
@@ -86,35 +67,6 @@ def slices(topology: Topology, loadaware: bool) -> list[list[Executor]]:
     for component in order:
         for executor in topology.executors_of(component):
             result[executor.index % count].append(executor)
-    return result
-
-
-def flows(topology: Topology) -> dict[tuple[str, str], float]:
-    """Relative traffic per user edge ``(source, target)``: measured where the topology has
-    pair traffic; otherwise each spout executor emits one tuple, a bolt emits on each edge
-    what reaches it (``all`` grouping: one copy per target executor), times the edge's
-    declared weight. System edges (acking, metrics) carry no payload: left out."""
-    system = {c.id for c in topology.components if c.is_system}
-    if topology.has_measured_traffic:
-        component = {e.id: e.component for e in topology.executors}
-        measured: dict[tuple[str, str], float] = defaultdict(float)
-        for src, dst, rate in topology.pair_traffics():
-            pair = (component.get(src, ""), component.get(dst, ""))
-            if pair[0] and pair[1] and not {*pair} & system:
-                measured[pair] += rate
-        return dict(measured)
-    by_id = topology.component_by_id
-    reaching: dict[str, float] = defaultdict(float)
-    result: dict[tuple[str, str], float] = {}
-    edges = [e for e in topology.merged_edges if not {e.source, e.target} & system]
-    for component in component_order(topology):
-        if by_id[component].is_spout:
-            reaching[component] += by_id[component].parallelism
-        for edge in (e for e in edges if e.source == component):
-            copies = by_id[edge.target].parallelism if edge.grouping == "all" else 1
-            flow = reaching[component] * copies * edge.traffic
-            result[(edge.source, edge.target)] = flow
-            reaching[edge.target] += flow
     return result
 
 

@@ -10,12 +10,14 @@ not overloaded (their receive queues below ``topology.localityaware.higher.bound
 load weights that are equal when nothing is overloaded.
 
 :func:`loadaware_pair_traffic` is that steady, unloaded routing: each source executor's
-outflow on a shuffle-like edge (its share of the edge's traffic, or what was measured leaving
-it) goes in equal parts to the target executors of the narrowest scope that holds one. Other
-groupings (fields, all, global, direct) keep the uniform split. Overloaded targets widen the
-scope at run time; this model does not, so it is a lower bound on the traffic leaving a
-worker whenever a worker-local target saturates. ``bench cluster`` compares it, and the
-uniform split, with the bytes measured on the emulated hosts' links (issue 13 item 5).
+outflow on a shuffle-like edge (its share of the edge's traffic — a declared edge weighed by
+:func:`~scheduler_py.model.flows.declared_weights`, tuples per spout tuple — or what was
+measured leaving it) goes in equal parts to the target executors of the narrowest scope
+that holds one. Other groupings (fields, all, global, direct) keep the uniform split.
+Overloaded targets widen the scope at run time; this model does not, so it is a lower bound
+on the traffic leaving a worker whenever a worker-local target saturates. ``bench cluster``
+compares it, and the uniform split, with the bytes measured on the emulated hosts' links
+(issue 13 item 5).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 
+from scheduler_py.model.flows import declared_weights
 from scheduler_py.model.types import Placement, Problem, Topology
 
 PairTraffic = Mapping[tuple[str, str], float]
@@ -40,10 +43,12 @@ def _outflows(topology: Topology) -> dict[tuple[str, str], dict[str, float]]:
             if src in component and dst in component:
                 result[(component[src], component[dst])][src] += rate
         return result
+    weights = declared_weights(topology)
     for edge in topology.merged_edges:
         sources = topology.executors_of(edge.source)
         for source in sources:
-            result[(edge.source, edge.target)][source.id] += edge.traffic / len(sources)
+            share = weights[(edge.source, edge.target)] / len(sources)
+            result[(edge.source, edge.target)][source.id] += share
     return result
 
 
@@ -92,9 +97,21 @@ def loadaware_internode_traffic(problem: Problem, placement: Placement) -> float
 
 
 def uniform_pair_traffic(problem: Problem) -> dict[tuple[str, str], float]:
-    """Traffic per executor pair as the cost module scores it (measured pairs, else the
-    uniform split of paper 000 §2.2, Eq. 1), whatever the placement."""
-    return {(src, dst): rate for src, dst, rate in problem.topology.pair_traffics()}
+    """Traffic per executor pair with every shuffle uniform (paper 000 §2.2, Eq. 1): measured
+    pairs, else each edge's :func:`~scheduler_py.model.flows.declared_weights` split evenly
+    over its executor pairs, whatever the placement."""
+    topology = problem.topology
+    if topology.has_measured_traffic:
+        return {(src, dst): rate for src, dst, rate in topology.pair_traffics()}
+    weights = declared_weights(topology)
+    pairs: dict[tuple[str, str], float] = defaultdict(float)
+    for edge in topology.merged_edges:
+        sources, targets = topology.executors_of(edge.source), topology.executors_of(edge.target)
+        rate = weights[(edge.source, edge.target)] / (len(sources) * len(targets))
+        for source in sources:
+            for target in targets:
+                pairs[(source.id, target.id)] += rate
+    return {pair: rate for pair, rate in pairs.items() if rate > 0}
 
 
 def user_internode_share(
