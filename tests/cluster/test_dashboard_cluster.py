@@ -42,9 +42,19 @@ def _listed(cluster, name: str):
 def test_the_dashboard_shows_and_dry_runs_what_the_brain_placed(cluster):
     if cluster.env.get("DASHBOARD_STARTED") != "yes":
         pytest.skip("cluster-up did not start the dashboard (Flask missing?): see cluster.env")
-    status, body = _get(cluster, "/api/v1/cluster")
-    assert status == 200, body
-    assert len(body["supervisors"]) == int(cluster.env["STORM_SUPERVISORS"])
+    supervisors = int(cluster.env["STORM_SUPERVISORS"])
+
+    def every_supervisor_shown():
+        status, body = _get(cluster, "/api/v1/cluster")
+        return status == 200 and len(body.get("supervisors", [])) == supervisors
+
+    # the brain knows the supervisors from its first scheduling round after cluster-up
+    wait_until(
+        every_supervisor_shown,
+        machine_timeout(60),
+        f"the dashboard's /api/v1/cluster to show {supervisors} supervisors",
+        lambda: f"(last answer: {_get(cluster, '/api/v1/cluster')})",
+    )
 
     cluster.submit("wc-dash", "scheduler.brain.algorithm=td", wait_acked=5)
     try:
