@@ -94,7 +94,7 @@ def segments(
     cut = [count] * (count + 1)
     best[count] = (0, 0.0)
     for i in range(count - 1, -1, -1):
-        used_cpu = used_memory = crossing = 0.0
+        used_cpu = used_memory = 0.0
         for j in range(i + 1, count + 1):
             used_cpu += members[j - 1].cpu
             used_memory += members[j - 1].memory_mb

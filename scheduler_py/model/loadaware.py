@@ -86,14 +86,15 @@ def _scope(
     return targets
 
 
+def crossing_traffic(placement: Placement, pairs: PairTraffic) -> float:
+    """The traffic of ``pairs`` between executors on different nodes of ``placement``."""
+    node_of = placement.node_of
+    return sum(rate for (src, dst), rate in pairs.items() if node_of.get(src) != node_of.get(dst))
+
+
 def loadaware_internode_traffic(problem: Problem, placement: Placement) -> float:
     """Traffic between executors on different nodes under :func:`loadaware_pair_traffic`."""
-    node_of = placement.node_of
-    return sum(
-        rate
-        for (src, dst), rate in loadaware_pair_traffic(problem, placement).items()
-        if node_of.get(src) != node_of.get(dst)
-    )
+    return crossing_traffic(placement, loadaware_pair_traffic(problem, placement))
 
 
 def uniform_pair_traffic(problem: Problem) -> dict[tuple[str, str], float]:

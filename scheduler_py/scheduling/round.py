@@ -39,6 +39,7 @@ from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.cost import evaluate, violations
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.loadaware import (
+    crossing_traffic,
     loadaware_pair_traffic,
     uniform_pair_traffic,
     user_internode_share,
@@ -352,11 +353,8 @@ def _routing_summary(problem: Problem, placement: Placement) -> dict[str, float 
     if estimated_pairs(problem) > ROUND_BOUND_PAIRS:
         return dict.fromkeys(ROUTING_FIELDS)
     routed = loadaware_pair_traffic(problem, placement)
-    node_of = placement.node_of
     return {
-        "internode_traffic_loadaware": sum(
-            rate for (src, dst), rate in routed.items() if node_of.get(src) != node_of.get(dst)
-        ),
+        "internode_traffic_loadaware": crossing_traffic(placement, routed),
         "user_internode_share_loadaware": user_internode_share(problem, placement, routed),
         "user_internode_share_uniform": user_internode_share(
             problem, placement, uniform_pair_traffic(problem)
