@@ -318,13 +318,9 @@ class BrainCluster(LocalCluster):
         return f"{self.env.get('BRAIN_HOST', '127.0.0.1')}:{self.env['BRAIN_PORT']}"
 
     def brain_call(self, method: str, *args: Any, timeout_ms: int = 60_000) -> Any:
-        from scheduler_py.service.client import brain_client
+        from scheduler_py.service.client import call_brain
 
-        client = brain_client(self.brain, timeout_ms)
-        try:
-            return getattr(client, method)(*args)
-        finally:
-            client.close()
+        return call_brain(self.brain, method, *args, timeout_ms=timeout_ms)
 
     def history(self, name: str) -> list[dict[str, Any]]:
         state_dir = self.env.get("BRAIN_STATE_DIR")

@@ -57,18 +57,17 @@ class ThriftBrain:
         return json.loads(self._call("history", topology))
 
     def _call(self, method: str, *args: Any, slow: bool = False) -> str:
-        from scheduler_py.service.client import brain_client
+        from scheduler_py.service.client import BrainUnreachable, call_brain
         from scheduler_py.service.wire import wire
 
+        timeout_ms = 60_000 if slow else self.timeout_ms
         try:
-            client = brain_client(self.address, 60_000 if slow else self.timeout_ms)
-        except Exception as error:
+            return call_brain(self.address, method, *args, timeout_ms=timeout_ms)
+        except BrainUnreachable as error:
             raise SourceUnavailable(
                 f"cannot connect to the brain at {self.address} ({error}); is `scheduler-py "
                 "serve` running there? (--brain HOST:PORT)"
             ) from None
-        try:
-            return getattr(client, method)(*args)
         except wire().BrainError as error:
             raise OperatorError(error.message) from None
         except Exception as error:
@@ -76,8 +75,6 @@ class ThriftBrain:
                 f"the brain at {self.address} did not answer `{method}` ({type(error).__name__}: "
                 f"{error}); an older brain lacks `status` (restart it from this version)"
             ) from None
-        finally:
-            client.close()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

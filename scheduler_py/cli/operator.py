@@ -29,7 +29,7 @@ from typing import Any
 from scheduler_py.config import parse_key_values
 from scheduler_py.reconfig.history import TERMINAL
 from scheduler_py.service.auth import SECRET_ENV, SecretError, load_secret, secret_file
-from scheduler_py.service.client import DEFAULT_BRAIN, brain_client
+from scheduler_py.service.client import DEFAULT_BRAIN, BrainUnreachable, call_brain
 from scheduler_py.service.wire import wire
 
 
@@ -101,19 +101,15 @@ def build_controller(args: argparse.Namespace, planner: Any) -> Any:
 # -- the brain client -------------------------------------------------------------------
 def _call(address: str, method: str, *args: Any, timeout_ms: int = 60_000) -> Any:
     try:
-        client = brain_client(address, timeout_ms)
-    except Exception as error:
+        return call_brain(address, method, *args, timeout_ms=timeout_ms)
+    except BrainUnreachable as error:
         raise SystemExit(
             f"scheduler-py: cannot reach the brain at {address} ({error}); is `scheduler-py "
             "serve` running there (with --nimbus for reconfiguration)? --brain HOST:PORT"
         ) from None
-    try:
-        return getattr(client, method)(*args)
     except wire().BrainError as error:
         print(f"scheduler-py {method}: the brain refused: {error.message}", file=sys.stderr)
         raise SystemExit(1) from None
-    finally:
-        client.close()
 
 
 # -- rendering ----------------------------------------------------------------------------

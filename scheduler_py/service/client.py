@@ -1,5 +1,6 @@
 """A Thrift client of the brain's ``SchedulerBrain`` service, for operator tools
-(``scheduler-py replan``/``history``, the dashboard, benchmarks)."""
+(``scheduler-py replan``/``history``, the dashboard, benchmarks): :func:`call_brain` for one
+call on its own connection, :func:`brain_client` for a connection to keep."""
 
 from __future__ import annotations
 
@@ -29,3 +30,22 @@ def brain_client(address: str, timeout_ms: int = 60_000) -> Any:
         trans_factory=TFramedTransportFactory(),
         timeout=timeout_ms,
     )
+
+
+class BrainUnreachable(ConnectionError):
+    """No connection to the brain could be made (or its address is malformed); the message
+    says why."""
+
+
+def call_brain(address: str, method: str, *args: Any, timeout_ms: int = 60_000) -> Any:
+    """``method(*args)`` on the brain at ``address`` over a connection of its own, closed
+    afterwards. :class:`BrainUnreachable` when it cannot connect; the brain's ``BrainError``
+    (a refusal) and errors of the call itself pass through."""
+    try:
+        client = brain_client(address, timeout_ms)
+    except Exception as error:
+        raise BrainUnreachable(str(error)) from error
+    try:
+        return getattr(client, method)(*args)
+    finally:
+        client.close()
