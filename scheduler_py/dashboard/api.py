@@ -15,6 +15,7 @@ from flask.typing import ResponseReturnValue
 
 from scheduler_py.algorithms import registry
 from scheduler_py.dashboard import cluster_view, decisions_view, openapi, topology_view
+from scheduler_py.dashboard.cache import BrainReading
 from scheduler_py.dashboard.inputs import BadRequest, limit_arg, plan_request
 from scheduler_py.dashboard.sources import Sources
 from scheduler_py.dashboard.token import bearer_matches
@@ -39,14 +40,16 @@ def _bad_request(problem: BadRequest) -> ResponseReturnValue:
     )
 
 
-def _status_or_503() -> tuple[Mapping[str, Any] | None, ResponseReturnValue | None]:
+def _reading_or_503() -> tuple[BrainReading | None, ResponseReturnValue | None]:
+    """The brain's reading for this request (read once, so its parts agree), or a 503 when
+    the brain has never answered."""
     sources = _sources()
     reading = sources.reading()
     if reading.status is None:
         health = cluster_view.brain_health(reading, sources.clock())
         message = f"the brain at {sources.brain.address} cannot be reached: {reading.error}"
         return None, error(503, message, brain=health)
-    return reading.status, None
+    return reading, None
 
 
 @api.get("/openapi.json")
@@ -72,10 +75,10 @@ def cluster() -> ResponseReturnValue:
 
 @api.get("/topologies")
 def topologies() -> ResponseReturnValue:
-    status, unavailable = _status_or_503()
-    if status is None:
+    reading, unavailable = _reading_or_503()
+    if reading is None:
         return unavailable
-    reading = _sources().reading()
+    status = reading.status or {}
     return jsonify(
         {
             "brain": reading.health,
@@ -84,30 +87,36 @@ def topologies() -> ResponseReturnValue:
     )
 
 
-def _topology_or_error(key: str) -> tuple[Mapping[str, Any] | None, ResponseReturnValue | None]:
-    status, unavailable = _status_or_503()
-    if status is None:
-        return None, unavailable
+def _topology_or_error(
+    key: str,
+) -> tuple[BrainReading | None, Mapping[str, Any] | None, ResponseReturnValue | None]:
+    """``(reading, topology, None)``, or ``(None, None, the 503 or 404 answer)``."""
+    reading, unavailable = _reading_or_503()
+    if reading is None:
+        return None, None, unavailable
+    status = reading.status or {}
     found = topology_view.find(status, key)
     if found is None:
         running = ", ".join(sorted(t["name"] for t in status.get("topologies", []))) or "none"
-        return None, error(
-            404, f"no running topology named or identified {key!r}; running: {running}"
+        return (
+            None,
+            None,
+            error(404, f"no running topology named or identified {key!r}; running: {running}"),
         )
-    return found, None
+    return reading, found, None
 
 
 @api.get("/topologies/<topology>")
 def topology(topology: str) -> ResponseReturnValue:
-    found, problem = _topology_or_error(topology)
-    if found is None:
+    reading, found, problem = _topology_or_error(topology)
+    if reading is None or found is None:
         return problem
     sources = _sources()
-    status = sources.reading().status or {}
+    status = reading.status or {}
     hosts = {s["id"]: s["host"] for s in status.get("supervisors", [])}
     aggregate, aggregate_error = sources.aggregate(found["id"])
     body = topology_view.detail(found, hosts, aggregate, sources.clock())
-    return jsonify(body | {"brain": sources.reading().health, "aggregate_error": aggregate_error})
+    return jsonify(body | {"brain": reading.health, "aggregate_error": aggregate_error})
 
 
 @api.get("/decisions")
@@ -185,7 +194,7 @@ def apply(topology: str) -> ResponseReturnValue:
 def _replan(key: str, dry_run: bool) -> ResponseReturnValue:
     body = request.get_json(force=True, silent=True) if request.get_data() else {}
     algorithm, params = plan_request(body)
-    found, problem = _topology_or_error(key)
+    _, found, problem = _topology_or_error(key)
     if found is None:
         return problem
     sources = _sources()
