@@ -54,8 +54,8 @@ def test_scheduler_names() -> None:
     brain = scheduler_spec("brain:tdls")
     assert brain.brain and brain.storm_scheduler == BRAIN_SCHEDULER
     assert brain.topology_conf == {"scheduler.brain.algorithm": "tdls"}
-    with pytest.raises(ValueError, match="not implemented"):
-        scheduler_spec("brain:adaptive")
+    adaptive = scheduler_spec("brain:adaptive")
+    assert adaptive.adaptive and adaptive.brain and not adaptive.topology_conf
     with pytest.raises(ValueError, match="expected default, ras-default"):
         scheduler_spec("even")
 
@@ -305,25 +305,24 @@ def test_tables_targets_and_plot(tmp_path: Path, capsys) -> None:
     from scheduler_py.bench.cluster_report import tables as _tables
     from scheduler_py.bench.cluster_report import targets as _targets
 
-    rows = summarise(
-        [
-            run("default", 100, 50, 3),
-            run("ras-default", 110, 40, 2),
-            run("brain:tdls", 150, 30, 1),
-            run("brain:tdls", 160, 35, 1),
-            run("default", 90, 60, 3, loadaware=False),
-        ]
-    )
+    runs = [
+        run("default", 100, 50, 3),
+        run("ras-default", 110, 40, 2),
+        run("brain:tdls", 150, 30, 1),
+        run("brain:tdls", 160, 35, 1),
+        run("default", 90, 60, 3, loadaware=False),
+    ]
+    rows = summarise(runs)
     settings = {"topologies": ["linear"], "loadaware": [True, False]}
     _tables(rows, settings, emulated=True)
-    targets = _targets(rows, settings, emulated=True, quick=True, elapsed=600.0)
+    targets = _targets(rows, runs, settings, emulated=True, quick=True, elapsed=600.0)
     out = capsys.readouterr().out
     assert "linear (network) on the emulated hosts" in out
     assert "1.55×" in out  # brain:tdls median 155 / default 100
     assert "[PASS] linear LA on" in out and "[n/a ] linear LA off" in out
     assert "[PASS] bench cluster --quick < 20 min: 10.0 min" in out
     assert [t["passed"] for t in targets] == [True, None, True]
-    _targets(rows, settings, emulated=False, quick=False, elapsed=600.0)
+    _targets(rows, runs, settings, emulated=False, quick=False, elapsed=600.0)
     assert "[PASS]" not in capsys.readouterr().out.split("targets")[1].split("--quick")[0]
     png = report.plot(tmp_path / "cluster.png", lambda axes: _draw(axes, rows, ["linear"]))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -368,3 +367,79 @@ def test_restart_setting() -> None:
     assert _settings(BenchOptions(extra={"restart": "cluster"}))["restart"] == "cluster"
     with pytest.raises(ValueError, match="restart expects"):
         _settings(BenchOptions(extra={"restart": "never"}))
+
+
+def test_adaptive_conf_places_with_even_and_monitors_itself() -> None:
+    from scheduler_py.bench import cluster_adaptive as adaptive
+
+    conf = adaptive.topology_conf("locality")
+    assert conf["scheduler.brain.algorithm"] == "even"
+    assert conf["scheduler.reconfig.algorithm"] == "locality"
+    assert conf["topology.auto.task.hooks"] == ["io.schedulerpy.storm.monitor.TrafficHook"]
+    assert conf["scheduler.reconfig.replan.on.measured"] is True
+    assert _settings(BenchOptions(extra={"adaptive_algorithm": "tdls"}))["adaptive_algorithm"] == (
+        "tdls"
+    )
+
+
+def test_adaptive_follow_samples_until_the_reconfiguration_has_settled() -> None:
+    from scheduler_py.bench.cluster_adaptive import follow, rate_between
+
+    assert rate_between({"a": (0.0, 0)}, {"a": (10.0, 500)}) == 50.0
+    assert rate_between({"a@h1": (0.0, 0)}, {"a@h2": (10.0, 500)}) is None  # it moved
+    now = [0.0]
+    acked = {"1-1@h1:6700": 0}
+    history: list[dict] = []
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+        for key in acked:
+            acked[key] += int(100 * seconds)
+        if now[0] >= 30:
+            history[:] = [{"id": "r1", "state": "completed", "trigger": "measured"}]
+        if now[0] >= 35 and "1-1@h2:6700" not in acked:  # the executor moved
+            acked.clear()
+            acked["1-1@h2:6700"] = 0
+
+    found = follow(
+        lambda: dict(acked), lambda: list(history), 0.0, 20.0, clock=lambda: now[0], sleep=sleep
+    )
+    assert found["reconfigured_s"] == 30.0
+    assert [p["t_s"] for p in found["timeline"]] == [10.0, 20.0, 30.0, 40.0, 50.0]
+    rates = [p["throughput"] for p in found["timeline"]]
+    assert rates[:3] == [100.0, 100.0, 100.0] and rates[3] is None and rates[4] == 100.0
+    assert found["reconfigurations"] == [{"id": "r1", "state": "completed", "trigger": "measured"}]
+    # nothing ends: the deadline does
+    stuck = follow(
+        lambda: {}, lambda: [], now[0], 20.0, deadline_s=60.0, clock=lambda: now[0], sleep=sleep
+    )
+    assert stuck["reconfigured_s"] is None and len(stuck["timeline"]) == 6
+
+
+def test_adaptive_target_needs_the_rate_to_stay_at_90_percent_within_5_minutes(capsys) -> None:
+    from scheduler_py.bench.cluster_adaptive import adaptive_target, time_to_share
+    from scheduler_py.bench.cluster_report import targets as _targets
+
+    timeline = [{"t_s": 10, "throughput": 50}, {"t_s": 20, "throughput": 95}]
+    timeline += [{"t_s": 30, "throughput": 80}, {"t_s": 40, "throughput": 92}]
+    assert time_to_share(timeline, 100) == 40
+    assert time_to_share(timeline[:3], 100) is None
+
+    def adaptive(final: float, reached_at: float) -> dict:
+        points = [{"t_s": 10.0, "throughput": 40.0}, {"t_s": reached_at, "throughput": final}]
+        return run("brain:adaptive", final, 30, 2, timeline=points, measured_end_s=400.0)
+
+    runs = [run("brain:locality", 100, 30, 2), run("brain:locality", 100, 30, 2)]
+    runs += [adaptive(95, 200), adaptive(97, 250), adaptive(60, 100)]
+    rows = summarise(runs)
+    passed, detail = adaptive_target(rows, runs, "linear", True)
+    assert passed is True and "from 250 s" in detail and "never" in detail
+    slow = [*runs[:2], adaptive(95, 320), adaptive(97, 350)]
+    assert adaptive_target(summarise(slow), slow, "linear", True)[0] is False
+    # the best *static* placement is the reference, never the adaptive run itself
+    from scheduler_py.bench.cluster_runs import best_brain
+
+    assert best_brain(rows, "linear", True)["scheduler"] == "brain:locality"
+    settings = {"topologies": ["linear"], "loadaware": [True]}
+    found = _targets(rows, runs, settings, emulated=True, quick=False, elapsed=60.0)
+    assert any("adaptive path" in t["target"] and t["passed"] for t in found)

@@ -286,3 +286,67 @@ def test_trigger_declines_and_records_the_numbers(tmp_path):
     assert entries[0]["trigger"] == "change"
     assert entries[0]["numbers"]["workers_restarted"] == 0
     assert nimbus.calls == []
+
+
+def test_a_placement_made_on_declared_costs_is_replanned_on_its_first_steady_aggregate(tmp_path):
+    """The brain placed wc before anything was measured; the first aggregate after the warm-up
+    fires the `measured` trigger once (judged like any other); a second aggregate does not."""
+    from scheduler_py.monitoring.measured import StaticAggregates
+
+    measured = StaticAggregates()
+    controller = Controller(
+        RoundConfig(costs=measured),
+        TriggerConfig(warmup_secs=0, decline_backoff_secs=0),
+        History(tmp_path),
+        FakeNimbus(),
+        live=ScriptedLive(),
+        references=lambda tid, agg: None,
+    )
+    _round(controller, _cluster(wordcount()))  # PLACE on declared costs
+    placed = wordcount(current=[(t, t, "s1", 6700) for t in range(1, 12)], needs_scheduling=False)
+    _round(controller, _cluster(placed))
+    now_ms = int(time.time() * 1000)
+    for i in range(2):
+        measured.aggregates[placed.id] = {
+            "topology_id": placed.id,
+            "computed_at_ms": now_ms + i,
+            "window_start_ms": now_ms + 60_000 + i,
+            "window_end_ms": now_ms + 70_000 + i,
+            "windows": 1,
+            "executors": [],
+            "pairs": [],
+            "change": {"l1_relative": 0.0},
+        }
+        controller.check_once()
+    entries = controller.history_of("wc")
+    assert [e["trigger"] for e in entries] == ["measured"], entries
+    assert entries[0]["state"] == "declined"  # one worker already: nothing to gain
+
+
+def test_a_placement_made_on_measured_costs_is_not_replanned_for_it(tmp_path):
+    from scheduler_py.monitoring.measured import StaticAggregates
+
+    measured = StaticAggregates()
+    controller = Controller(
+        RoundConfig(costs=measured),
+        TriggerConfig(warmup_secs=0, decline_backoff_secs=0),
+        History(tmp_path),
+        FakeNimbus(),
+        live=ScriptedLive(),
+        references=lambda tid, agg: None,
+    )
+    placed = wordcount(current=[(t, t, "s1", 6700) for t in range(1, 12)], needs_scheduling=False)
+    _round(controller, _cluster(placed))  # KEEP: Storm placed it; no declared-cost plan of ours
+    now_ms = int(time.time() * 1000)
+    measured.aggregates[placed.id] = {
+        "topology_id": placed.id,
+        "computed_at_ms": now_ms,
+        "window_start_ms": now_ms + 60_000,
+        "window_end_ms": now_ms + 70_000,
+        "windows": 1,
+        "executors": [],
+        "pairs": [],
+        "change": {"l1_relative": 0.0},
+    }
+    controller.check_once()
+    assert controller.history_of("wc") == []

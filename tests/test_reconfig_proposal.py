@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from scheduler_py.model.cost import evaluate
 from scheduler_py.model.slots import relabel_nodes, restarted_workers
 from scheduler_py.model.types import (
     Component,
@@ -13,7 +14,7 @@ from scheduler_py.model.types import (
     WorkerSlot,
 )
 from scheduler_py.scheduling.interfaces import ArmedPlan
-from scheduler_py.scheduling.proposal import propose, running_placement
+from scheduler_py.scheduling.proposal import propose, routed_evaluation, running_placement
 from scheduler_py.scheduling.round import RoundConfig
 from tests.snapshots import answer, snapshot, supervisor, view_of, wordcount
 
@@ -115,3 +116,37 @@ def test_an_armed_plan_is_placed_even_though_every_executor_runs():
 def _components() -> dict[int, str]:
     topo = wordcount()
     return {e.task_start: e.component for e in topo.executors}
+
+
+def test_load_aware_routing_scores_each_placement_by_its_own_routing():
+    """a(2) -shuffle-> b(2): slices {a#0, b#0} | {a#1, b#1} keep every tuple in its worker when
+    Storm routes shuffles locality-first, while the uniform split sends half of them across;
+    the split by component sends everything across either way."""
+    topology = Topology(
+        "t",
+        (Component("a", 2, 10.0, is_spout=True), Component("b", 2, 10.0)),
+        (Edge("a", "b", 8.0),),
+    )
+    problem = Problem((Node("n1", 100.0, 2), Node("n2", 100.0, 2)), topology)
+    sliced = Placement("t", {"a#0": "n1", "b#0": "n1", "a#1": "n2", "b#1": "n2"})
+    split = Placement("t", {"a#0": "n1", "a#1": "n1", "b#0": "n2", "b#1": "n2"})
+    routed, uniform = routed_evaluation(problem, sliced, True), evaluate(problem, sliced)
+    assert routed.total_traffic > 0
+    assert routed.interworker_traffic == 0 and routed.internode_traffic == 0
+    assert routed.imc_gain == routed.total_traffic
+    assert uniform.interworker_traffic == uniform.total_traffic / 2
+    assert routed_evaluation(problem, sliced, False) == uniform
+    across = routed_evaluation(problem, split, True)
+    assert across.interworker_traffic == across.total_traffic == routed.total_traffic
+
+
+def test_a_proposal_says_how_it_routed():
+    topo = wordcount(current=SPREAD, needs_scheduling=False)
+    assert propose(view_of(_cluster(topo)), "td", {}).routing == "loadaware"
+    off = wordcount(
+        conf={"topology.disable.loadaware.messaging": True},
+        current=SPREAD,
+        needs_scheduling=False,
+    )
+    proposal = propose(view_of(_cluster(off)), "td", {})
+    assert proposal.routing == "uniform" and proposal.report()["routing"] == "uniform"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -160,3 +161,19 @@ def test_history_skips_a_torn_line_and_survives_a_restart(tmp_path):
     assert [e["id"] for e in again.entries("my topo/1")] == ["a"]
     assert again.topologies() == ["my topo/1"]
     assert json.loads(path.read_text().splitlines()[0])["state"] == "draining"
+
+
+def test_measured_fires_once_the_first_steady_aggregate_of_a_declared_placement_is_in():
+    watch = new_watch(0, CONFIG, SUPS)
+    first = Observation(20, None, None, SUPS, (), first_measured=True)
+    watch, fired = observe(watch, first, CONFIG)
+    assert fired is not None and fired.kind == "measured"
+    # a later check without the flag does not fire again
+    _, fired = observe(watch, _seen(30, 2, 0.0), CONFIG)
+    assert fired is None
+    # not during the warm-up, and not when turned off
+    _, fired = observe(new_watch(0, CONFIG, SUPS), replace(first, now=5), CONFIG)
+    assert fired is None
+    off = replace(CONFIG, replan_on_measured=False)
+    _, fired = observe(new_watch(0, off, SUPS), first, off)
+    assert fired is None

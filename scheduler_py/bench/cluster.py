@@ -41,12 +41,15 @@ executors (hosts, workers) and the brain's plan (its predicted inter-node traffi
 
 Options (``--set key=value``): ``topologies`` (default linear, diamond, star and their
 ``-cpu`` variants), ``schedulers`` (default, ras-default, ras-generic, brain:rstorm, t3,
-online, metis, td, tdls), ``loadaware`` (on, off or both; default both), ``repetitions``
+online, metis, td, tdls, locality, adaptive), ``loadaware`` (on, off or both; default
+both), ``repetitions``
 (3), ``warmup``, ``interval`` (s), ``order`` (serpentine or cycle), ``restart`` (nimbus or
 cluster), ``ready_timeout`` (s), ``emulation``
 (auto, yes, no), ``monitor`` (no), ``supervisors`` (loopback only). ``--quick``: linear ×
-default, ras-default, brain:tdls × load-aware on × 2 repetitions, shorter intervals.
-``brain:adaptive`` is not implemented here yet.
+default, ras-default, brain:locality × load-aware on × 2 repetitions, shorter intervals.
+``brain:adaptive`` (:mod:`scheduler_py.bench.cluster_adaptive`): placed by ``even``, re-placed
+by the monitor, the aggregation and the trigger while it runs; ``adaptive_algorithm``
+(``locality``) is its re-plans' algorithm.
 
 At ~650 lines this module is the benchmark's driver only — starting and switching the
 cluster, measuring one run, the session that interleaves them; the pure parts (run order,
@@ -65,6 +68,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from scheduler_py.bench import cluster_adaptive as adaptive
 from scheduler_py.bench import cluster_report, report
 from scheduler_py.bench.cluster_report import draw, median_text, progress, tables
 from scheduler_py.bench.cluster_runs import (
@@ -353,6 +357,7 @@ def _measure(
         or (len(cluster.hosts.hosts) if cluster.hosts is not None else LOOPBACK_WORKERS),
         **topology.conf,
         **spec.topology_conf,
+        **(adaptive.topology_conf(settings["adaptive_algorithm"]) if spec.adaptive else {}),
         "topology.disable.loadaware.messaging": not key.loadaware,
         "bench.latency.dir": str(latency_dir),
     }
@@ -371,11 +376,28 @@ def _measure(
 
     submitted = time.monotonic()
     try:
+        if spec.adaptive:
+            cluster.start_aggregation(
+                adaptive.AGGREGATE_EVERY,
+                scratch / f"aggregate-{index}.log",
+                window=adaptive.AGGREGATE_WINDOW,
+            )
         topology_id = jvm_topologies.submit(topology.jvm_kind, name, conf, env=cluster.env)
         result["topology_id"] = topology_id
         _wait_acking(cluster, name, settings["ready_timeout"])
-        result["ready_s"] = time.monotonic() - submitted
-        time.sleep(settings["warmup"])
+        ready_at = time.monotonic()
+        result["ready_s"] = ready_at - submitted
+        if spec.adaptive:
+            result.update(
+                adaptive.follow(
+                    lambda: cluster.spout_counts(name),
+                    lambda: cluster.history(name),
+                    ready_at,
+                    settle_s=settings["warmup"],
+                )
+            )
+        else:
+            time.sleep(settings["warmup"])
         counters = _Counters(cluster)
         start = aligned_counts(cluster, name)
         counters.begin()
@@ -385,6 +407,7 @@ def _measure(
         end = aligned_counts(cluster, name)
         measured = counters.end()
         end_ms = int(time.time() * 1000)
+        result["measured_end_s"] = time.monotonic() - ready_at
         histograms_end = read_histograms(latency_dir)
         runs = cluster.nimbus.executor_runs(name)
         state = cluster.nimbus.topology_state(name)
@@ -428,6 +451,8 @@ def _measure(
             cluster.kill(name)
         except Exception as error:
             result.setdefault("error", f"kill failed: {error}")
+        if spec.adaptive:
+            cluster.stop_aggregation()
     result["load_average"] = os.getloadavg()[0]
     return result
 
@@ -572,7 +597,8 @@ def _settings(options: BenchOptions) -> dict[str, Any]:
     known = {
         "topologies", "schedulers", "loadaware", "repetitions", "warmup", "interval",
         "order", "emulation", "monitor", "supervisors", "cluster_dir", "port_offset",
-        "ready_timeout", "restart", "workers", *(k.lower() for k in EMU_KEYS),
+        "ready_timeout", "restart", "workers", "adaptive_algorithm",
+        *(k.lower() for k in EMU_KEYS),
     }  # fmt: skip
     unknown = sorted(set(extra) - known)
     if unknown:
@@ -603,6 +629,7 @@ def _settings(options: BenchOptions) -> dict[str, Any]:
         "emulation": emulation,
         "monitor": extra.get("monitor", "no").lower() in ("yes", "on", "true", "1"),
         "workers": _positive_int(extra, "workers"),
+        "adaptive_algorithm": extra.get("adaptive_algorithm", adaptive.REPLAN_ALGORITHM),
         "supervisors": extra.get("supervisors"),
         "cluster_dir": Path(extra.get("cluster_dir", REPO / "build" / "bench-cluster")),
         "port_offset": extra.get("port_offset", os.environ.get("CLUSTER_PORT_OFFSET", "3000")),
@@ -659,7 +686,7 @@ def run(options: BenchOptions) -> None:
     rows = summarise(runs)
     tables(rows, settings, emulated)
     checks = cluster_report.model_check(rows)
-    targets = cluster_report.targets(rows, settings, emulated, options.quick, elapsed)
+    targets = cluster_report.targets(rows, runs, settings, emulated, options.quick, elapsed)
     report.line(
         f"\nwall time {elapsed / 60:.1f} min ({len(runs)} runs, {len(session.start_seconds)} "
         f"cluster starts, median {median_text(session.start_seconds)} s; "

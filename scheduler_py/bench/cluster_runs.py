@@ -24,6 +24,7 @@ ALL_SCHEDULERS = (
     "ras-default",
     "ras-generic",
     *(f"brain:{a}" for a in BRAIN_ALGORITHMS),
+    "brain:adaptive",
 )
 CLASS_ORDER = ("default", "ras", "brain")
 
@@ -54,6 +55,8 @@ class SchedulerSpec:
     cluster_class: str
     storm_scheduler: str
     topology_conf: Mapping[str, object] = field(default_factory=dict)
+    adaptive: bool = False
+    """``brain:adaptive``: its conf comes from :mod:`scheduler_py.bench.cluster_adaptive`"""
 
     @property
     def brain(self) -> bool:
@@ -64,7 +67,8 @@ def scheduler_spec(name: str) -> SchedulerSpec:
     """``default`` (Storm's DefaultScheduler: Nimbus without our shim), ``ras-default`` /
     ``ras-generic`` (Storm's ResourceAwareScheduler with ``topology.scheduler.strategy``
     DefaultResourceAwareStrategy / GenericResourceAwareStrategy), ``brain:<algorithm>`` (our
-    shim and brain, ``scheduler.brain.algorithm`` per topology)."""
+    shim and brain, ``scheduler.brain.algorithm`` per topology), ``brain:adaptive`` (placed by
+    ``even``, re-placed while it runs: :mod:`scheduler_py.bench.cluster_adaptive`)."""
     if name == "default":
         return SchedulerSpec(name, "default", DEFAULT_SCHEDULER)
     if name in ("ras-default", "ras-generic"):
@@ -77,10 +81,8 @@ def scheduler_spec(name: str) -> SchedulerSpec:
             name, "ras", RAS_SCHEDULER, {"topology.scheduler.strategy": RAS_STRATEGIES + strategy}
         )
     if name == "brain:adaptive":
-        raise ValueError(
-            "brain:adaptive (placed by even, then re-placed by the monitor and the trigger) is "
-            "not implemented in bench cluster yet; choose from " + ", ".join(ALL_SCHEDULERS)
-        )
+        # placed by `even`, re-placed by the monitor and the trigger (cluster_adaptive.py)
+        return SchedulerSpec(name, "brain", BRAIN_SCHEDULER, {}, adaptive=True)
     prefix, _, algorithm = name.partition(":")
     if prefix == "brain" and algorithm:
         return SchedulerSpec(
@@ -88,7 +90,7 @@ def scheduler_spec(name: str) -> SchedulerSpec:
         )
     raise ValueError(
         f"unknown scheduler {name!r}: expected default, ras-default, ras-generic or "
-        f"brain:<algorithm> (e.g. {', '.join(ALL_SCHEDULERS)})"
+        f"brain:<algorithm> (e.g. {', '.join(ALL_SCHEDULERS)}) or brain:adaptive"
     )
 
 
@@ -392,7 +394,12 @@ def baseline(
 def best_brain(
     rows: Sequence[Mapping[str, Any]], topology: str, loadaware: bool
 ) -> Mapping[str, Any] | None:
-    brains = {r["scheduler"] for r in rows if r["scheduler"].startswith("brain:")}
+    """The best *static* brain placement (``brain:adaptive`` has its own target)."""
+    brains = {
+        r["scheduler"]
+        for r in rows
+        if r["scheduler"].startswith("brain:") and r["scheduler"] != "brain:adaptive"
+    }
     return baseline(rows, topology, loadaware, brains)
 
 

@@ -174,7 +174,7 @@ class LocalCluster:
         if result.returncode != 0:
             report.line(f"  note: cluster-down failed:\n{result.stdout}\n{result.stderr}")
 
-    def start_aggregation(self, every: str, log_path: Path) -> int:
+    def start_aggregation(self, every: str, log_path: Path, window: str = "60s") -> int:
         """``scheduler-py aggregate`` with cluster-up.sh's arguments; returns its pid."""
         command = [
             str(Path(sys.executable).with_name("scheduler-py")),
@@ -182,7 +182,7 @@ class LocalCluster:
             "--every",
             every,
             "--window",
-            "60s",
+            window,
             "--zookeeper",
             f"{self.env['STORM_ZK_HOST']}:{self.env['STORM_ZK_PORT']}",
             "--nimbus",
@@ -238,6 +238,23 @@ class LocalCluster:
             if all(s["used_slots"] == 0 for s in supervisors):
                 break
             time.sleep(1)
+
+    @property
+    def brain(self) -> str:
+        return f"{self.env.get('BRAIN_HOST', '127.0.0.1')}:{self.env['BRAIN_PORT']}"
+
+    def brain_call(self, method: str, *args: Any, timeout_ms: int = 60_000) -> Any:
+        from scheduler_py.service.client import call_brain
+
+        return call_brain(self.brain, method, *args, timeout_ms=timeout_ms)
+
+    def history(self, name: str) -> list[dict[str, Any]]:
+        state_dir = self.env.get("BRAIN_STATE_DIR")
+        if state_dir:
+            from scheduler_py.reconfig.history import History
+
+            return History(Path(state_dir)).entries(name)
+        return json.loads(self.brain_call("history", name))
 
     def spout_counts(self, name: str) -> dict[str, int]:
         """Acked count per spout executor of ``name`` (the spout named at submit, else
@@ -312,23 +329,6 @@ class BrainCluster(LocalCluster):
 
     def status(self, name: str) -> str | None:
         return self._nimbus("status", name)
-
-    @property
-    def brain(self) -> str:
-        return f"{self.env.get('BRAIN_HOST', '127.0.0.1')}:{self.env['BRAIN_PORT']}"
-
-    def brain_call(self, method: str, *args: Any, timeout_ms: int = 60_000) -> Any:
-        from scheduler_py.service.client import call_brain
-
-        return call_brain(self.brain, method, *args, timeout_ms=timeout_ms)
-
-    def history(self, name: str) -> list[dict[str, Any]]:
-        state_dir = self.env.get("BRAIN_STATE_DIR")
-        if state_dir:
-            from scheduler_py.reconfig.history import History
-
-            return History(Path(state_dir)).entries(name)
-        return json.loads(self.brain_call("history", name))
 
     def keep_logs(self, into: Path) -> list[Path]:
         """Copy the brain's log and the history journals to ``into``; return what was copied."""

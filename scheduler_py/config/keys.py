@@ -255,6 +255,11 @@ RECONFIG = (
         "a plan restarting more of the topology's workers than this share is applied in stages",
     ),
     _reconfig(
+        "replan.on.measured",
+        True,
+        "re-plan once when a topology placed on declared costs has its first steady aggregate",
+    ),
+    _reconfig(
         "regret.backoff.secs",
         3600.0,
         "no automatic reconfiguration this long after one whose measured gain was negative",

@@ -92,6 +92,16 @@ def crossing_traffic(placement: Placement, pairs: PairTraffic) -> float:
     return sum(rate for (src, dst), rate in pairs.items() if node_of.get(src) != node_of.get(dst))
 
 
+def crossing_workers(placement: Placement, pairs: PairTraffic) -> float:
+    """The traffic of ``pairs`` between executors in different workers of ``placement``."""
+    node_of, worker = placement.node_of, placement.worker_key
+    return sum(
+        rate
+        for (src, dst), rate in pairs.items()
+        if src in node_of and dst in node_of and worker(src) != worker(dst)
+    )
+
+
 def loadaware_internode_traffic(problem: Problem, placement: Placement) -> float:
     """Traffic between executors on different nodes under :func:`loadaware_pair_traffic`."""
     return crossing_traffic(placement, loadaware_pair_traffic(problem, placement))

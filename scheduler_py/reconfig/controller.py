@@ -49,7 +49,13 @@ from scheduler_py.reconfig.trigger import (
 )
 from scheduler_py.scheduling.interfaces import ArmedPlan, OperatorError, TopologyControl
 from scheduler_py.scheduling.proposal import Proposal, propose, running_placement
-from scheduler_py.scheduling.round import LEAVE, RoundConfig, TopologyDecision, choose_algorithm
+from scheduler_py.scheduling.round import (
+    LEAVE,
+    PLACE,
+    RoundConfig,
+    TopologyDecision,
+    choose_algorithm,
+)
 from scheduler_py.scheduling.state import ClusterState, StormTopology
 from scheduler_py.scheduling.view import TopologyView, storm_view
 
@@ -97,6 +103,9 @@ class Controller:
         self._follow: dict[str, FollowUp] = {}
         self._stages: dict[str, tuple[int, int]] = {}
         """topology id -> (stages, workers the whole plan restarts) of its last proposal"""
+        self._planned_on: dict[str, str] = {}
+        """topology id -> the cost basis its running placement was planned on ("declared
+        (…)" or "measured …"), from the round that placed it or the last reconfiguration"""
 
     # -- fed by the Thrift handler ---------------------------------------------------
     def describe(self) -> str:
@@ -108,10 +117,13 @@ class Controller:
             self._snapshot = snapshot
             for record in records:
                 self._records[record.topology_id] = record
+                if record.decision == PLACE and "costs" in record.summary:
+                    self._planned_on[record.topology_id] = str(record.summary["costs"])
             alive = {t.id for t in snapshot.topologies}
             for gone in set(self._records) - alive:
                 self._records.pop(gone, None)
                 self._watches.pop(gone, None)
+                self._planned_on.pop(gone, None)
             self._lock.notify_all()
 
     def armed(self) -> dict[str, ArmedPlan]:
@@ -146,6 +158,7 @@ class Controller:
             report["reconfiguration"] = "none: the new plan is the running placement"
             return report
         entry_id = self._start(name, proposal, Trigger("operator", "scheduler-py replan"), config)
+        self._planned_on[topo.id] = proposal.view.costs
         report["reconfiguration_id"] = entry_id
         return report
 
@@ -251,9 +264,11 @@ class Controller:
         if watch.rebase_after_ms is None and watch.last_aggregate_ms is None and aggregate:
             # first sight: the aggregate after the warm-up becomes the change reference
             watch = replace(watch, rebase_after_ms=int((now + config.warmup_secs) * 1000))
+        first_measured = False
         if aggregate and watch.rebase_after_ms is not None:
             if int(aggregate.get("window_start_ms") or 0) >= watch.rebase_after_ms:
                 self._rebase(topo, aggregate)
+                first_measured = self._planned_on.get(topo.id, "").startswith("declared")
                 watch = replace(
                     watch,
                     rebase_after_ms=None,
@@ -269,7 +284,7 @@ class Controller:
             # only steady measurements: not while warming up after a start or a move
             overloaded = _overloaded(view)
         watch, staged = self._follow_up(topo, aggregate, watch, config, now)
-        seen = Observation(now, aggregate_ms, change, supervisors, overloaded)
+        seen = Observation(now, aggregate_ms, change, supervisors, overloaded, first_measured)
         watch, fired = observe(watch, seen, config)
         fired = staged or fired
         self._watches[topo.id] = watch
@@ -315,6 +330,7 @@ class Controller:
             )
             return False
         log.info("reconfiguring %s: %s (trigger: %s)", topo.name, verdict.reason, fired.detail)
+        self._planned_on[topo.id] = proposal.view.costs
         self._start(topo.name, proposal, fired, config, verdict.reason, verdict.numbers, entry_id)
         return True
 

@@ -12,7 +12,12 @@ difference between successive measurements" (paper 000 §6), with the defaults o
    * **overload**: under the measured costs some node's load exceeds its capacity, in
      ``windows`` consecutive aggregates too (one noisy aggregate must not move a topology);
    * **membership**: the set of live supervisors differs from the one the running
-     placement was made for.
+     placement was made for;
+   * **measured**: the running placement was planned on *declared* costs (the topology's
+     first placement, before any measurement) and its first steady aggregate — the one
+     after the warm-up, which also becomes the change reference — is in. Once per
+     placement: the plan the paper's adaptive loop makes from measurements (paper 000 §6)
+     without waiting for the load to change (``replan_on_measured``, default true).
 
 2. *Accept* the candidate plan only if, evaluated under the *current* costs, it cuts the
    inter-worker traffic of the running placement by more than ``margin`` (δ, default 0.02)
@@ -85,6 +90,8 @@ class TriggerConfig:
     max_restart_share: float = 0.5
     """a plan restarting more than this share of the topology's workers is staged
     (``scheduler_py/reconfig/staging.py``)"""
+    replan_on_measured: bool = True
+    """re-plan once a topology placed on declared costs has its first steady aggregate"""
     regret_backoff_secs: float = 3600.0
     """no automatic reconfiguration this long after one whose measured gain was negative
     (``scheduler_py/reconfig/measured_gain.py``)"""
@@ -155,6 +162,9 @@ class Observation:
     supervisors: frozenset[str]
     overloaded: tuple[str, ...] = ()
     """nodes whose measured load exceeds their capacity under the running placement"""
+    first_measured: bool = False
+    """the running placement was planned on declared costs and the first steady aggregate
+    after it just became the change reference"""
 
 
 @dataclass(frozen=True)
@@ -177,7 +187,7 @@ class Watch:
 @dataclass(frozen=True)
 class Trigger:
     kind: str
-    """``change``, ``overload``, ``membership`` or ``operator``"""
+    """``change``, ``overload``, ``membership``, ``measured``, ``staged`` or ``operator``"""
     detail: str
     numbers: dict[str, Any] = field(default_factory=dict)
 
@@ -225,6 +235,12 @@ def observe(watch: Watch, seen: Observation, config: TriggerConfig) -> tuple[Wat
             f"measured costs changed by {seen.change:.0%} of the reference (θ "
             f"{config.change_threshold:.0%}) in {above} consecutive aggregates",
             {"change": seen.change, "threshold": config.change_threshold, "windows": above},
+        )
+    elif seen.first_measured and config.replan_on_measured:
+        trigger = Trigger(
+            "measured",
+            "the placement was planned on declared costs; its first steady aggregate is in",
+            {"aggregate_ms": watch.last_aggregate_ms},
         )
     if trigger is None:
         return watch, None

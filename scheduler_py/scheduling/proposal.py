@@ -8,22 +8,31 @@ relabel_nodes`) and its workers mapped onto ports (:func:`~scheduler_py.model.sl
 assign_slots`) so that as many executors as possible stay in the worker they run in, and
 the proposal counts the workers that restart (:func:`~scheduler_py.model.slots.
 restarted_workers`).
+
+Both placements are scored with the traffic *as Storm routes it*: with load-aware messaging on
+(Storm's default, :func:`~scheduler_py.scheduling.round.loadaware_messaging`) a shuffle goes to
+the narrowest locality scope that holds a target (:mod:`scheduler_py.model.loadaware`), so the
+inter-worker and inter-node traffic of each placement are those of its own routing; with it
+off, the uniform split of the cost module. Measured pair traffic records the routing of the
+*running* placement, which a new placement changes: scoring the candidate on those pairs would
+credit it with collocating pairs Storm no longer uses.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.cost import Evaluation, evaluate
 from scheduler_py.model.errors import SchedulingError
+from scheduler_py.model.loadaware import crossing_traffic, crossing_workers, loadaware_pair_traffic
 from scheduler_py.model.slots import assign_slots, relabel_nodes, restarted_workers
-from scheduler_py.model.types import Placement, WorkerSlot
+from scheduler_py.model.types import Placement, Problem, WorkerSlot
 from scheduler_py.scheduling.planning import plan_within
-from scheduler_py.scheduling.round import check_workers
+from scheduler_py.scheduling.round import check_workers, loadaware_messaging
 from scheduler_py.scheduling.state import StormPlacement
 from scheduler_py.scheduling.view import TopologyView
 
@@ -39,6 +48,8 @@ class Proposal:
     workers_stopped: int
     hosts: Mapping[str, str] = field(default_factory=dict)
     """supervisor id -> host, for reports"""
+    routing: str = "uniform"
+    """how ``running`` and ``candidate`` route shuffles: ``loadaware`` or ``uniform``"""
 
     @property
     def topology_id(self) -> str:
@@ -88,6 +99,7 @@ class Proposal:
             "topology_id": self.topology_id,
             "algorithm": self.algorithm,
             "costs": self.view.costs,
+            "routing": self.routing,
             "unchanged": self.unchanged,
             "workers_restarted": self.workers_restarted,
             "workers_stopped": self.workers_stopped,
@@ -163,13 +175,35 @@ def propose(
     running = running_placement(view)
     before = set(view.current_slots.values())
     after = set(placement.slot_of.values())
+    routed = loadaware_messaging(view.conf)
     return Proposal(
         view=view,
         algorithm=algorithm,
         placement=placement,
-        running=evaluate(problem, running),
-        candidate=evaluate(problem, placement),
+        running=routed_evaluation(problem, running, routed),
+        candidate=routed_evaluation(problem, placement, routed),
         workers_restarted=restarted_workers(view.current_slots, placement.slot_of),
         workers_stopped=len(before - after),
         hosts=dict(hosts or {}),
+        routing="loadaware" if routed else "uniform",
+    )
+
+
+def routed_evaluation(problem: Problem, placement: Placement, loadaware: bool) -> Evaluation:
+    """:func:`~scheduler_py.model.cost.evaluate`, with the traffic of Storm's locality-aware
+    routing when ``loadaware`` (the module docstring): total, inter-node and inter-worker all
+    from :func:`~scheduler_py.model.loadaware.loadaware_pair_traffic` (declared edges weighed
+    by their flows), so the judge's δ × total is in the same unit as the gain."""
+    evaluation = evaluate(problem, placement)
+    if not loadaware:
+        return evaluation
+    pairs = loadaware_pair_traffic(problem, placement)
+    total = sum(pairs.values())
+    internode = crossing_traffic(placement, pairs)
+    return replace(
+        evaluation,
+        imc_gain=max(total - internode, 0.0),
+        internode_traffic=internode,
+        interworker_traffic=crossing_workers(placement, pairs),
+        total_traffic=total,
     )

@@ -244,10 +244,16 @@ def choose_algorithm(conf: Mapping[str, Any], config: RoundConfig) -> tuple[str,
             f'{keys.PARAMS.name} must be a JSON object such as {{"key": "rs"}}, found {raw!r}'
         )
     if algorithm == "locality" and "loadaware" not in params:
-        # Storm's own key says whether shuffles are locality-aware (algorithms/locality.py)
-        disabled = conf.get(keys.DISABLE_LOADAWARE.name, False)
-        params["loadaware"] = not (disabled is True or str(disabled).lower() == "true")
+        params["loadaware"] = loadaware_messaging(conf)
     return algorithm, params
+
+
+def loadaware_messaging(conf: Mapping[str, Any]) -> bool:
+    """Whether Storm routes the topology's shuffles locality-first: Storm's own
+    ``topology.disable.loadaware.messaging`` (default false;
+    ``scheduler_py/model/loadaware.py``)."""
+    disabled = conf.get(keys.DISABLE_LOADAWARE.name, False)
+    return not (disabled is True or str(disabled).lower() == "true")
 
 
 def check_workers(placement: Placement, allowed: int) -> int:

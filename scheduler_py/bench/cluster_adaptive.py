@@ -1,0 +1,191 @@
+"""``brain:adaptive`` in ``scheduler-py bench cluster`` (issue 13 item 4): a topology placed
+by ``even``, then re-placed while it runs by the worker monitor, the aggregation and the
+brain's reconfiguration controller — the whole adaptive path, nothing called by hand.
+
+The run: the aggregation (``scheduler-py aggregate --every 10 --window 20s``) starts before
+the submission and stops after the kill; the topology carries the monitor's hooks in its own
+conf (the other schedulers' runs stay unmonitored, the same data path as before) and
+``scheduler.reconfig.*`` settings for a prompt first re-plan (warm-up 0: the first aggregate
+wholly after the first sighting is the change reference, and the ``measured`` trigger fires
+on it because ``even`` placed the topology on declared costs; README "Adaptive
+re-scheduling"). :func:`follow` samples the spouts' acked rate every :data:`POLL_S` seconds
+and the brain's history until the reconfiguration is over and the restarted workers have
+warmed up, or until :data:`DEADLINE_S` after the topology first acked; the benchmark then
+measures its usual interval. The target (≥ 90 % of the best static placement's throughput
+within 5 minutes) is judged by :func:`adaptive_target` from the timeline and that interval.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from scheduler_py.bench.cluster_runs import baseline
+
+ADAPTIVE = "brain:adaptive"
+PLACED_BY = "even"
+REPLAN_ALGORITHM = "locality"
+"""Re-plans of the adaptive run: the best static brain placement with Storm's default
+load-aware messaging in this benchmark (README "Evaluation on an emulated network");
+``--set adaptive_algorithm=`` changes it."""
+MONITOR_CONF: dict[str, object] = {
+    "topology.auto.task.hooks": ["io.schedulerpy.storm.monitor.TrafficHook"],
+    "scheduler.monitor.window.secs": 5,
+    "scheduler.monitor.live.secs": 0.2,
+}
+"""``deploy/monitor.yaml``'s keys, per topology: the hooks count traffic and CPU, the live
+counters let the controller see the drain."""
+RECONFIG_CONF: dict[str, object] = {
+    "scheduler.reconfig.warmup.secs": 0,
+    "scheduler.reconfig.replan.on.measured": True,
+}
+AGGREGATE_EVERY, AGGREGATE_WINDOW = "10", "20s"
+POLL_S = 10.0
+DEADLINE_S = 300.0
+"""The target's 5 minutes, counted from the first acked tuple of every spout."""
+TARGET_SHARE = 0.9
+TERMINAL = ("completed", "rolled_back", "failed", "declined")
+
+
+def topology_conf(algorithm: str) -> dict[str, object]:
+    """The adaptive run's own conf on top of the benchmark's."""
+    return {
+        "scheduler.brain.algorithm": PLACED_BY,
+        "scheduler.reconfig.algorithm": algorithm,
+        **MONITOR_CONF,
+        **RECONFIG_CONF,
+    }
+
+
+def rate_between(
+    before: Mapping[str, tuple[float, int]], after: Mapping[str, tuple[float, int]]
+) -> float | None:
+    """Acked tuples/s between two samples of ``(time, acked)`` per spout executor
+    (``task-range@host:port``); ``None`` when no executor is in both (it moved in between)."""
+    common = [k for k in before if k in after and after[k][0] > before[k][0]]
+    if not common:
+        return None
+    return sum((after[k][1] - before[k][1]) / (after[k][0] - before[k][0]) for k in common)
+
+
+def follow(
+    counts: Any,
+    history: Any,
+    ready_at: float,
+    settle_s: float,
+    deadline_s: float = DEADLINE_S,
+    poll_s: float = POLL_S,
+    clock: Any = time.monotonic,
+    sleep: Any = time.sleep,
+) -> dict[str, Any]:
+    """Sample until the reconfiguration is over and ``settle_s`` more have passed, or until
+    ``deadline_s`` after ``ready_at``. ``counts()`` returns ``{executor: acked}``,
+    ``history()`` the brain's entries for the topology. Returns the timeline (seconds since
+    ready, acked/s), when the reconfiguration ended and the history entries."""
+    timeline: list[dict[str, Any]] = []
+    previous = _sample(counts, clock)
+    ended_at: float | None = None
+    entries: list[dict[str, Any]] = []
+    while True:
+        sleep(poll_s)
+        current = _sample(counts, clock)
+        now = clock()
+        timeline.append({"t_s": now - ready_at, "throughput": rate_between(previous, current)})
+        previous = current
+        entries = _read(history)
+        if ended_at is None and _over(entries):
+            ended_at = now
+        if ended_at is not None and now - ended_at >= settle_s:
+            break
+        if now - ready_at >= deadline_s:
+            break
+    return {
+        "timeline": timeline,
+        "reconfigured_s": None if ended_at is None else ended_at - ready_at,
+        "reconfigurations": [_entry_summary(e) for e in entries],
+    }
+
+
+def _sample(counts: Any, clock: Any) -> dict[str, tuple[float, int]]:
+    now = clock()
+    return {key: (now, value) for key, value in counts().items()}
+
+
+def _read(history: Any) -> list[dict[str, Any]]:
+    try:
+        entries = history()
+    except Exception:  # the brain busy for a poll: the next poll reads it again
+        return []
+    return list(entries) if isinstance(entries, list) else json.loads(entries)
+
+
+def _over(entries: Sequence[Mapping[str, Any]]) -> bool:
+    """A reconfiguration reached an end state (the last entry of its id)."""
+    return any(e.get("state") in TERMINAL for e in entries)
+
+
+def _entry_summary(entry: Mapping[str, Any]) -> dict[str, Any]:
+    keys = ("id", "state", "trigger", "algorithm", "reason", "pause_secs", "workers_restarted")
+    return {k: entry.get(k) for k in keys if k in entry}
+
+
+def time_to_share(
+    timeline: Sequence[Mapping[str, Any]], reference: float, share: float = TARGET_SHARE
+) -> float | None:
+    """First ``t_s`` of the timeline from which every later sample is ≥ ``share`` ×
+    ``reference`` (a single lucky sample does not count), or ``None``."""
+    reached: float | None = None
+    for point in timeline:
+        rate = point.get("throughput")
+        if rate is None:
+            continue
+        if rate >= share * reference:
+            reached = point["t_s"] if reached is None else reached
+        else:
+            reached = None
+    return reached
+
+
+def adaptive_target(
+    rows: Sequence[Mapping[str, Any]],
+    runs: Sequence[Mapping[str, Any]],
+    topology: str,
+    loadaware: bool,
+) -> tuple[bool | None, str]:
+    """≥ 90 % of the best static brain placement's median throughput within 5 minutes of the
+    first acked tuple: the median over adaptive runs of the time after which the acked rate
+    stays at ≥ 90 % (the measured interval counts as the timeline's last sample)."""
+    static = [
+        r["scheduler"]
+        for r in rows
+        if r["scheduler"].startswith("brain:") and r["scheduler"] != ADAPTIVE
+    ]
+    best = baseline(rows, topology, loadaware, static)
+    mine = [
+        r
+        for r in runs
+        if r["scheduler"] == ADAPTIVE
+        and r["topology"] == topology
+        and r["loadaware"] == loadaware
+        and not r.get("error")
+    ]
+    if best is None or not mine:
+        return None, "needs brain:adaptive and a static brain algorithm with measurements"
+    reference = best["throughput_median"]
+    times = []
+    for run in mine:
+        timeline = list(run.get("timeline", []))
+        timeline.append({"t_s": run.get("measured_end_s"), "throughput": run.get("throughput")})
+        times.append(time_to_share([p for p in timeline if p["t_s"] is not None], reference))
+    reached = sorted(t for t in times if t is not None)
+    median_time = reached[len(reached) // 2] if len(reached) * 2 > len(times) else None
+    passed = median_time is not None and median_time <= DEADLINE_S
+    finals = sorted(r["throughput"] for r in mine)
+    detail = (
+        f"{best['scheduler']} {reference:,.0f}/s; adaptive final {finals[len(finals) // 2]:,.0f}/s"
+        f", ≥ 90 % from {'never' if median_time is None else f'{median_time:.0f} s'} "
+        f"(runs: {', '.join('never' if t is None else f'{t:.0f} s' for t in times)})"
+    )
+    return passed, detail
