@@ -125,6 +125,8 @@ def monitored(cluster):
             # Nimbus may take minutes to notice a killed supervisor on a loaded machine: the
             # aggregate the test computes must still count as fresh when the brain re-plans
             "scheduler.brain.metrics.max.age.secs=900",
+            # the placement by `even` is what the test checks: no re-plan on measurements
+            "scheduler.reconfig.replan.on.measured=false",
             *MONITOR_OPTIONS,
             wait_acked=20,
         )

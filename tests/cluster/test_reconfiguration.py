@@ -175,6 +175,8 @@ def story(cluster, tmp_path_factory):
             # 4 aggregates 5 s apart: the 20 s window then holds only the new load
             "scheduler.reconfig.change.windows=4",
             "scheduler.reconfig.warmup.secs=15",
+            # the story is the change trigger: no one-off re-plan on the first measurements
+            "scheduler.reconfig.replan.on.measured=false",
             "scheduler.reconfig.cooldown.secs=40",
             'topology.auto.task.hooks=["io.schedulerpy.storm.monitor.TrafficHook"]',
             "topology.multilang.log.handler=io.schedulerpy.storm.monitor.MonitorShellLogHandler",
