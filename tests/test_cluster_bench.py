@@ -387,6 +387,9 @@ def test_adaptive_follow_samples_until_the_reconfiguration_has_settled() -> None
 
     assert rate_between({"a": (0.0, 0)}, {"a": (10.0, 500)}) == 50.0
     assert rate_between({"a@h1": (0.0, 0)}, {"a@h2": (10.0, 500)}) is None  # it moved
+    assert rate_between({"a@h1": (0.0, 900)}, {"a@h1": (10.0, 50)}) is None  # restarted there
+    partly = rate_between({"a": (0.0, 0), "b": (0.0, 900)}, {"a": (10.0, 500), "b": (10.0, 5)})
+    assert partly is None  # one of two restarted: the sum would undercount
     now = [0.0]
     acked = {"1-1@h1:6700": 0}
     history: list[dict] = []
@@ -434,6 +437,7 @@ def test_adaptive_target_needs_the_rate_to_stay_at_90_percent_within_5_minutes(c
     rows = summarise(runs)
     passed, detail = adaptive_target(rows, runs, "linear", True)
     assert passed is True and "from 250 s" in detail and "never" in detail
+    assert "adaptive after 95/s (median)" in detail
     slow = [*runs[:2], adaptive(95, 320), adaptive(97, 350)]
     assert adaptive_target(summarise(slow), slow, "linear", True)[0] is False
     # the best *static* placement is the reference, never the adaptive run itself

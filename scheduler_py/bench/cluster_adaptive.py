@@ -18,6 +18,7 @@ within 5 minutes) is judged by :func:`adaptive_target` from the timeline and tha
 from __future__ import annotations
 
 import json
+import statistics
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -63,9 +64,14 @@ def rate_between(
     before: Mapping[str, tuple[float, int]], after: Mapping[str, tuple[float, int]]
 ) -> float | None:
     """Acked tuples/s between two samples of ``(time, acked)`` per spout executor
-    (``task-range@host:port``); ``None`` when no executor is in both (it moved in between)."""
-    common = [k for k in before if k in after and after[k][0] > before[k][0]]
-    if not common:
+    (``task-range@host:port``); ``None`` when no executor is in both unchanged (it moved, or
+    its worker restarted in the same slot and its count started again)."""
+    common = [
+        k
+        for k in before
+        if k in after and after[k][0] > before[k][0] and after[k][1] >= before[k][1]
+    ]
+    if not common or len(common) < len(before):
         return None
     return sum((after[k][1] - before[k][1]) / (after[k][0] - before[k][0]) for k in common)
 
@@ -182,9 +188,9 @@ def adaptive_target(
     reached = sorted(t for t in times if t is not None)
     median_time = reached[len(reached) // 2] if len(reached) * 2 > len(times) else None
     passed = median_time is not None and median_time <= DEADLINE_S
-    finals = sorted(r["throughput"] for r in mine)
+    final = statistics.median(r["throughput"] for r in mine)
     detail = (
-        f"{best['scheduler']} {reference:,.0f}/s; adaptive final {finals[len(finals) // 2]:,.0f}/s"
+        f"{best['scheduler']} {reference:,.0f}/s; adaptive after {final:,.0f}/s (median)"
         f", ≥ 90 % from {'never' if median_time is None else f'{median_time:.0f} s'} "
         f"(runs: {', '.join('never' if t is None else f'{t:.0f} s' for t in times)})"
     )
