@@ -133,7 +133,17 @@ def _over(entries: Sequence[Mapping[str, Any]]) -> bool:
 
 
 def _entry_summary(entry: Mapping[str, Any]) -> dict[str, Any]:
-    keys = ("id", "state", "trigger", "algorithm", "reason", "pause_secs", "workers_restarted")
+    keys = (
+        "id",
+        "state",
+        "trigger",
+        "algorithm",
+        "reason",
+        "pause_secs",
+        "drain_secs",
+        "applied_secs",
+        "workers_restarted_measured",
+    )
     return {k: entry.get(k) for k in keys if k in entry}
 
 
