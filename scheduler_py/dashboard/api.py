@@ -16,7 +16,7 @@ from flask.typing import ResponseReturnValue
 from scheduler_py.algorithms import registry
 from scheduler_py.dashboard import cluster_view, decisions_view, openapi, topology_view
 from scheduler_py.dashboard.cache import BrainReading
-from scheduler_py.dashboard.inputs import BadRequest, limit_arg, plan_request
+from scheduler_py.dashboard.inputs import BadRequest, limit_arg, pairs_arg, plan_request
 from scheduler_py.dashboard.sources import Sources
 from scheduler_py.dashboard.token import bearer_matches
 from scheduler_py.scheduling.dashboard_ports import SourceUnavailable
@@ -108,6 +108,7 @@ def _topology_or_error(
 
 @api.get("/topologies/<topology>")
 def topology(topology: str) -> ResponseReturnValue:
+    max_pairs = pairs_arg(request.args, topology_view.MAX_PAIRS)
     reading, found, problem = _topology_or_error(topology)
     if reading is None or found is None:
         return problem
@@ -115,7 +116,7 @@ def topology(topology: str) -> ResponseReturnValue:
     status = reading.status or {}
     hosts = {s["id"]: s["host"] for s in status.get("supervisors", [])}
     aggregate, aggregate_error = sources.aggregate(found["id"])
-    body = topology_view.detail(found, hosts, aggregate, sources.clock())
+    body = topology_view.detail(found, hosts, aggregate, sources.clock(), max_pairs)
     return jsonify(body | {"brain": reading.health, "aggregate_error": aggregate_error})
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler_py import __version__
-from scheduler_py.dashboard.inputs import MAX_LIMIT
+from scheduler_py.dashboard.inputs import MAX_LIMIT, MAX_PAIRS
+from scheduler_py.dashboard.topology_view import MAX_PAIRS as DEFAULT_PAIRS
 
 _ERROR = {"$ref": "#/components/schemas/Error"}
 _OBJECT = {"type": "object", "additionalProperties": True}
@@ -39,6 +40,15 @@ _LIMIT = {
     "in": "query",
     "required": False,
     "schema": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
+}
+_PAIRS = {
+    "name": "pairs",
+    "in": "query",
+    "required": False,
+    "description": "executor pairs in `edges` and `matrix`: the busiest by tuples/s "
+    f"(default {DEFAULT_PAIRS}); `pairs_total` counts all of them and `component_matrix` "
+    "sums all of them per component pair",
+    "schema": {"type": "integer", "minimum": 0, "maximum": MAX_PAIRS},
 }
 _PLAN_BODY = {
     "required": True,
@@ -77,7 +87,11 @@ def document() -> dict[str, Any]:
             "/cluster": _get("supervisors, racks, slots, CPU and the brain's health", [], "503"),
             "/topologies": _get("running topologies", [], "503"),
             "/topologies/{topology}": _get(
-                "placement, edges, traffic matrix and cost basis", [_TOPOLOGY], "404", "503"
+                "placement, edges, traffic matrices and cost basis",
+                [_TOPOLOGY, _PAIRS],
+                "400",
+                "404",
+                "503",
             ),
             "/decisions": _get(
                 "plan log and reconfiguration history, newest first",
