@@ -1,6 +1,7 @@
 """The cluster as the API shows it: supervisors by host and rack with slots, declared and
-measured CPU, supervisors the placements name but Storm no longer reports, and the brain's
-health. Pure: built from the brain's status (``scheduler_py/scheduling/status.py``) and the
+measured CPU, supervisors the placements name but Storm no longer reports, the brain's
+health and whether its automatic trigger runs (``trigger``, ``scheduler_py/reconfig/pause.py``).
+Pure: built from the brain's status (``scheduler_py/scheduling/status.py``) and the
 aggregates (``docs/monitoring-format.md`` §4)."""
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ def cluster(
         "racks": sorted({str(s["rack"]) for s in supervisors if s["rack"]}),
         "missing_supervisors": sorted(_placed_supervisors(status) - known),
         "rejected_topologies": dict(status.get("rejected", {})),
+        "trigger": status.get("trigger"),
     }
 
 

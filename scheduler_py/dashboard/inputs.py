@@ -47,6 +47,24 @@ def _int_arg(args: Mapping[str, str], name: str, default: int, low: int, high: i
     return value
 
 
+def trigger_request(body: Any) -> str | None:
+    """The topology of a trigger pause/resume body ``{"topology": "name"}``; ``None`` (every
+    topology) for an empty body or no ``topology``."""
+    if body is None or body == {}:
+        return None
+    if not isinstance(body, dict):
+        raise BadRequest("body", 'a JSON object like {"topology": "wordcount"} or none', body)
+    unknown = sorted(set(body) - {"topology"})
+    if unknown:
+        raise BadRequest(unknown[0], "only the field topology", unknown[0])
+    topology = body.get("topology")
+    if topology is not None and (not isinstance(topology, str) or not topology.strip()):
+        raise BadRequest(
+            "topology", "a topology name or id (or no field: every topology)", topology
+        )
+    return topology
+
+
 def plan_request(body: Any) -> tuple[str, dict[str, Any]]:
     """``(algorithm, params)`` of a what-if or apply body ``{"algorithm": ..., "params": {...}}``;
     ``algorithm`` may be empty (the topology's configured one), then ``params`` must be empty."""

@@ -66,6 +66,25 @@ def _get(summary: str, parameters: list[dict[str, Any]], *codes: str) -> dict[st
     }
 
 
+def _trigger(summary: str, apply_errors: dict[str, Any]) -> dict[str, Any]:
+    responses = {"200": _response("the trigger's state (as in /cluster's `trigger`)")}
+    responses |= {c: _ERRORS[c] for c in ("400", "503")} | apply_errors
+    responses["409"] = _response("the brain refused (no controller, unknown topology)", _ERROR)
+    return {
+        "post": {
+            "summary": summary,
+            "requestBody": {
+                "required": False,
+                "content": {
+                    "application/json": {"schema": {"$ref": "#/components/schemas/TriggerRequest"}}
+                },
+            },
+            "security": [{"bearer": []}],
+            "responses": responses,
+        }
+    }
+
+
 def document() -> dict[str, Any]:
     apply_errors = {
         "401": _response("missing or wrong bearer token", _ERROR),
@@ -80,7 +99,8 @@ def document() -> dict[str, Any]:
             "title": "scheduler-py dashboard",
             "version": __version__,
             "description": "Read the brain's cluster view, placements, traffic and decisions; "
-            "dry-run and apply re-plans. Mutating requests need `Authorization: Bearer TOKEN`.",
+            "dry-run and apply re-plans; pause and resume the automatic trigger. Mutating requests "
+            "need `Authorization: Bearer TOKEN`.",
         },
         "servers": [{"url": "/api/v1"}],
         "paths": {
@@ -125,6 +145,16 @@ def document() -> dict[str, Any]:
                     "responses": plan_responses | apply_errors,
                 }
             },
+            "/trigger/pause": _trigger(
+                "pause the brain's automatic reconfiguration trigger for one topology (body "
+                '`{"topology": name}`) or every topology (no body); in memory, or in the '
+                "brain's --state-dir when it has one",
+                apply_errors,
+            ),
+            "/trigger/resume": _trigger(
+                "resume the automatic trigger for one topology, or (no body) clear every pause",
+                apply_errors,
+            ),
             "/openapi.json": _get("this document", []),
         },
         "components": {
@@ -139,6 +169,11 @@ def document() -> dict[str, Any]:
                         "expected": {"type": "string"},
                         "found": {"type": "string"},
                     },
+                },
+                "TriggerRequest": {
+                    "type": "object",
+                    "properties": {"topology": {"type": "string", "minLength": 1}},
+                    "additionalProperties": False,
                 },
                 "PlanRequest": {
                     "type": "object",

@@ -4,7 +4,9 @@ The Thrift service returns it from ``status()`` (``scheduler_py/service/schedule
 and the dashboard (``scheduler_py/dashboard/``) reads it: supervisors with their racks and
 slots, every topology with its components, executors and current placement, and the round's
 decision per topology. Pure: built from a :class:`~scheduler_py.scheduling.state.ClusterState`
-and the round's :class:`~scheduler_py.scheduling.round.TopologyDecision` objects.
+and the round's :class:`~scheduler_py.scheduling.round.TopologyDecision` objects. The service
+adds ``trigger``, whether the automatic reconfiguration trigger runs or an operator paused it
+(``scheduler_py/service/server.py``, ``scheduler_py/reconfig/pause.py``).
 """
 
 from __future__ import annotations

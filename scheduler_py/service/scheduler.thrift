@@ -178,5 +178,16 @@ service SchedulerBrain {
   string status(),
 
   /** Operator control (`scheduler-py history`): the topology's reconfiguration history, a JSON array. */
-  string history(1: string topology) throws (1: BrainError error)
+  string history(1: string topology) throws (1: BrainError error),
+
+  /**
+   * Operator control (`scheduler-py trigger pause|resume`, the dashboard; the shim never calls
+   * it): pause (`paused` true) or resume the automatic reconfiguration trigger for the running
+   * topology `topology` (name or id), or for every topology when `topology` is empty (a resume
+   * then clears every pause). `secret` must be the operator secret, as for a changing
+   * `replan`. Returns the trigger's state as a JSON object, which `status()` also carries
+   * under "trigger" (scheduler_py/reconfig/pause.py).
+   */
+  string set_trigger_paused(1: bool paused, 2: string topology, 3: string secret)
+    throws (1: BrainError error)
 }
