@@ -121,6 +121,8 @@ def topology(topology: str) -> ResponseReturnValue:
     sources = _sources()
     status = reading.status or {}
     hosts = {s["id"]: s["host"] for s in status.get("supervisors", [])}
+    for blacklisted in status.get("blacklisted_supervisors") or []:
+        hosts.setdefault(blacklisted["id"], f"{blacklisted['host']} (blacklisted)")
     aggregate, aggregate_error = sources.aggregate(found["id"])
     body = topology_view.detail(found, hosts, aggregate, sources.clock(), max_pairs)
     return jsonify(body | {"brain": reading.health, "aggregate_error": aggregate_error})

@@ -103,6 +103,16 @@ struct Topology {
   8: required map<string, string> conf;
 }
 
+/**
+ * A supervisor Nimbus's BlacklistScheduler (`blacklist.scheduler.*`) blacklisted this round
+ * (Cluster.isBlackListed): it is left out of ClusterSnapshot.supervisors, and no slot of it can
+ * be assigned, but running placements may still name it.
+ */
+struct BlacklistedSupervisor {
+  1: required string id;
+  2: required string host;
+}
+
 struct ClusterSnapshot {
   /** Increments every Nimbus scheduling round. */
   1: required i64 round;
@@ -116,6 +126,10 @@ struct ClusterSnapshot {
    * within this minus a margin, splitting it over the topologies it plans.
    */
   6: optional i32 timeout_ms;
+  /** Supervisors blacklisted this round (absent from `supervisors`); absent from older shims. */
+  7: optional list<BlacklistedSupervisor> blacklisted_supervisors;
+  /** Cluster.getBlacklistedHosts(): every blacklisted host, with or without a live supervisor. */
+  8: optional list<string> blacklisted_hosts;
 }
 
 enum Decision {

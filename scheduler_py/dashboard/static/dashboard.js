@@ -87,8 +87,12 @@ async function renderCluster() {
     link(`/topology/${encodeURIComponent(t.name)}`, t.name), t.executors,
     `${t.workers_used} / ${t.num_workers}`, t.algorithm, t.storm_status]));
   const missing = data.missing_supervisors || [];
-  document.getElementById("missing").textContent = missing.length
-    ? `Supervisors placements name but Storm no longer reports: ${missing.join(", ")}` : "";
+  const blacklisted = (data.blacklisted_supervisors || []).map(b =>
+    `${b.host} (${b.id})` + (b.placed_topologies.length ? ` still running ${b.placed_topologies.join(", ")}` : ""));
+  document.getElementById("missing").textContent = [
+    missing.length ? `Supervisors placements name but Storm no longer reports: ${missing.join(", ")}` : "",
+    blacklisted.length ? `Blacklisted by Nimbus this round: ${blacklisted.join("; ")}` : "",
+  ].filter(Boolean).join(". ");
 }
 
 // -- topology --------------------------------------------------------------------
