@@ -13,6 +13,7 @@ from scheduler_py.bench.dashboard_synthetic import build, sizes
 
 def test_tiny_run_writes_the_summary_of_every_endpoint(tmp_path, capsys):
     settings = ["executors=20", "hosts=5", "repetitions=5", "warmup=1", "plan_log=7", "history=3"]
+    settings.append("aggregate_cache_secs=0")  # every request that reads an aggregate parses it
     arguments = [part for item in settings for part in ("--set", item)]
     code = cli.main(["dashboard_api", "--output-dir", str(tmp_path), *arguments])
     assert code == 0
@@ -36,6 +37,9 @@ def test_tiny_run_writes_the_summary_of_every_endpoint(tmp_path, capsys):
             assert row["target_ms"] is None and row["pass"] is None
     assert len(result["records"]) == 5 * len(dashboard_api.endpoints("x"))
     assert result["data"]["history"] == 3
+    reading = {"/api/v1/cluster", "/api/v1/topologies/{topology}"}
+    assert all(r["aggregate_read"] == (r["endpoint"] in reading) for r in result["records"])
+    assert len(result["aggregate_read_requests"]) == 5 * len(reading)
 
 
 def test_topology_page_sums_its_three_requests_per_repetition():
@@ -53,8 +57,9 @@ def test_topology_page_sums_its_three_requests_per_repetition():
 
 def test_a_request_the_server_did_not_time_is_an_error():
     records = [{"request": 1, "path": "/a"}, {"request": 2, "path": "/b"}]
+    times = [("/a", 1, 0.001, False), ("/c", 2, 0.001, False)]
     with pytest.raises(RuntimeError, match="request 2"):
-        dashboard_api.attach_server_times(records, [("/a", 1, 0.001), ("/c", 2, 0.001)])
+        dashboard_api.attach_server_times(records, times)
 
 
 def test_synthetic_cluster_is_what_the_brain_reports():

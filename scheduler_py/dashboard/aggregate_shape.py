@@ -77,15 +77,35 @@ def _executor(entry: Any) -> dict[str, Any] | None:
 def _pair(entry: Any) -> dict[str, Any] | None:
     if not isinstance(entry, dict):
         return None
-    src, dst = _range(entry.get("src")), _range(entry.get("dst"))
-    if src is None or dst is None:
-        return None
+    src, dst = entry.get("src"), entry.get("dst")
+    # an aggregate has tens of thousands of pairs: what JSON decodes (lists of two plain ints,
+    # finite floats) takes the short way, anything else the checks of _range and _number
+    if (
+        type(src) is list
+        and type(dst) is list
+        and len(src) == 2
+        and len(dst) == 2
+        and type(src[0]) is int
+        and type(src[1]) is int
+        and type(dst[0]) is int
+        and type(dst[1]) is int
+    ):
+        src, dst = (src[0], src[1]), (dst[0], dst[1])
+    else:
+        src, dst = _range(src), _range(dst)
+        if src is None or dst is None:
+            return None
     return {
         "src": src,
         "dst": dst,
-        "tuples_per_s": _number(entry.get("tuples_per_s")),
-        "bytes_per_s": _number(entry.get("bytes_per_s")),
+        "tuples_per_s": _finite(entry.get("tuples_per_s")),
+        "bytes_per_s": _finite(entry.get("bytes_per_s")),
     }
+
+
+def _finite(value: Any) -> float | None:
+    """:func:`_number`, at once for a finite float."""
+    return value if type(value) is float and value - value == 0.0 else _number(value)
 
 
 def _range(value: Any) -> tuple[int, int] | None:
