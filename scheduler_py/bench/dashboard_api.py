@@ -302,7 +302,7 @@ def attach_server_times(
 def summarise(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per endpoint and one for the topology page: p50/p99 (server and client), the
     range, the target and whether the server p99 meets it."""
-    labels = list(dict.fromkeys(r["endpoint"] for r in records))
+    labels = sorted({r["endpoint"] for r in records}, key=lambda e: (not e.startswith("/api/"), e))
     rows = []
     for label in labels:
         mine = [r for r in records if r["endpoint"] == label]
@@ -506,4 +506,4 @@ def _draw(axis: Any, summary: list[dict[str, Any]]) -> None:
     axis.set_xticks(list(xs), labels, rotation=35, ha="right", fontsize=7)
     axis.set_yscale("log")
     axis.set_ylabel("ms per request (red: target)")
-    axis.legend(fontsize=7)
+    axis.legend(fontsize=7, loc="upper center")
