@@ -404,7 +404,11 @@ def run(options: BenchOptions) -> None:
         f"{settings['aggregate_cache_secs']} s with ZooKeeperAggregates): server ms "
         + ", ".join(f"{r['endpoint']} {r['server_ms']:.0f}" for r in cold[:6])
         + ("…" if len(cold) > 6 else "")
-        + "; a browser polling every 5 s meets one about every poll, this run far less often"
+        + (
+            "; a browser polling every 5 s meets one about every poll, this run far less often"
+            if settings["aggregate_cache_secs"] > 0
+            else ""
+        )
         if cold
         else "no counted request re-read the aggregate (--set aggregate_cache_secs=0: all do)"
     )
