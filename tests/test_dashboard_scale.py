@@ -1,12 +1,14 @@
 """The dashboard at the size of scheduler-py bench dashboard_api: the topology answer shows the
 busiest executor pairs and the component matrix of all of them (scheduler_py/dashboard/
 topology_view.py), the aggregate is cleaned once per document (sources.py), and the plan log
-is read from its end and reused while unchanged (planlog.py)."""
+is read from its end and reused while unchanged (planlog.py), aggregates are re-read off the
+request path when asked (prefetch.py)."""
 
 from __future__ import annotations
 
 import json
 import random
+import time
 from collections import deque
 
 import pytest
@@ -14,6 +16,7 @@ import pytest
 from scheduler_py.dashboard import planlog
 from scheduler_py.dashboard.app import create_app
 from scheduler_py.dashboard.planlog import PlanLogFile
+from scheduler_py.dashboard.prefetch import Prefetcher
 from scheduler_py.dashboard.sources import Sources
 from tests.dashboard_fakes import TOKEN, Clock, FakeAggregates, FakeBrain, aggregate
 
@@ -122,3 +125,58 @@ def test_plan_log_is_reparsed_only_when_the_file_changes(tmp_path, monkeypatch):
     with path.open("a") as out:
         out.write(json.dumps({"k": 5}) + "\n")
     assert [e["k"] for e in log.entries(2)] == [4, 5] and len(parsed) == 5
+
+
+class SlowAggregates(FakeAggregates):
+    """Counts reads; each read returns a new document (as ZooKeeper does after its cache)."""
+
+    def __init__(self, documents):
+        super().__init__(documents)
+        self.reads = 0
+
+    def aggregate(self, topology_id):
+        self.reads += 1
+        document = super().aggregate(topology_id)
+        return None if document is None else json.loads(json.dumps(document))
+
+
+def _wait_for(condition, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_prefetched_aggregates_are_read_off_the_request_path():
+    aggregates = SlowAggregates({"wc-1": _many_pairs()})
+    sources = Sources(FakeBrain(), None, aggregates, TOKEN, Clock(), prefetch_secs=0.05)
+    first, error = sources.aggregate("wc-1")  # the first request reads
+    assert error is None and len(first["pairs"]) == 15 and aggregates.reads == 1
+    _wait_for(lambda: aggregates.reads >= 3)  # then the thread re-reads, every 0.05 s
+    aggregates.down = True
+    _wait_for(lambda: sources.aggregate("wc-1")[1] is not None)
+    reads = aggregates.reads
+    assert "ZooKeeper" in sources.aggregate("wc-1")[1] and aggregates.reads - reads <= 1
+    aggregates.down = False
+    _wait_for(lambda: sources.aggregate("wc-1")[1] is None)
+    sources._prefetcher.close()
+
+
+def test_prefetcher_forgets_topologies_nobody_asks_for():
+    reads = []
+    prefetcher = Prefetcher(lambda t: (reads.append(t) or {"t": t}, None), 0.02, forget_after=0.1)
+    assert prefetcher.get("a") == ({"t": "a"}, None)
+    _wait_for(lambda: len(reads) >= 3)
+    time.sleep(0.2)  # "a" not asked for: forgotten, no more reads
+    count = len(reads)
+    time.sleep(0.1)
+    assert len(reads) == count
+    prefetcher.close()
+
+
+def test_without_prefetching_every_request_reads_the_source():
+    aggregates = SlowAggregates({"wc-1": _many_pairs()})
+    sources = Sources(FakeBrain(), None, aggregates, TOKEN, Clock())
+    sources.aggregate("wc-1")
+    sources.aggregate("wc-1")
+    assert aggregates.reads == 2

@@ -115,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
             "pip install 'scheduler-py[dashboard]'"
         ) from None
     from scheduler_py.dashboard.planlog import PlanLogFile
+    from scheduler_py.dashboard.prefetch import DEFAULT_PERIOD
     from scheduler_py.dashboard.sources import Sources
     from scheduler_py.dashboard.token import TokenError, load_or_create_token
 
@@ -134,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
         PlanLogFile(Path(args.plan_log)) if args.plan_log else None,
         aggregates,
         token,
+        prefetch_secs=DEFAULT_PERIOD,
     )
     mode = f"apply needs the token in {args.token_file}" if token else "read-only (no --token-file)"
     print(f"scheduler-py dashboard: http://{args.host}:{args.port}/ ({mode})", flush=True)
