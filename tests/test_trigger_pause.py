@@ -238,3 +238,21 @@ def test_decisions_and_cluster_show_the_trigger_state():
     client, _ = _client(token=None)
     assert client.get("/api/v1/decisions").get_json()["trigger"]["controller"] is False
     assert client.get("/api/v1/cluster").get_json()["trigger"]["paused"] is False
+
+
+def test_the_dashboards_thrift_adapter_sends_the_secret(handler):
+    from scheduler_py.cli.dashboard import ThriftBrain
+    from scheduler_py.scheduling.interfaces import OperatorError
+
+    server, address = _serve(handler)
+    try:
+        with pytest.raises(OperatorError, match="no operator secret"):
+            ThriftBrain(address, lambda: None).set_trigger_paused(True, None)
+        with pytest.raises(OperatorError, match="needs the operator secret"):
+            ThriftBrain(address, lambda: "wrong").set_trigger_paused(True, None)
+        brain = ThriftBrain(address, lambda: ensure_secret().value)
+        assert brain.set_trigger_paused(True, "wc")["paused_topologies"].keys() == {"wc"}
+        assert brain.status()["trigger"]["paused_topologies"].keys() == {"wc"}
+        assert brain.set_trigger_paused(False, None)["paused_topologies"] == {}
+    finally:
+        server.close()
