@@ -77,6 +77,7 @@ class FakeBrain:
         self.refuse: str | None = None
         self.calls: list[tuple[str, str, dict[str, Any], bool]] = []
         self.histories: dict[str, list[dict[str, Any]]] = {}
+        self.trigger_calls: list[tuple[bool, str | None]] = []
 
     def _check(self) -> None:
         if self.down:
@@ -101,6 +102,15 @@ class FakeBrain:
     def history(self, topology: str) -> Sequence[Mapping[str, Any]]:
         self._check()
         return self.histories.get(topology, [])
+
+    def set_trigger_paused(self, paused: bool, topology: str | None) -> Mapping[str, Any]:
+        self._check()
+        if self.refuse:
+            raise OperatorError(self.refuse)
+        self.trigger_calls.append((paused, topology))
+        one = {topology: {"since": 1.0}} if paused and topology else {}
+        cluster = paused and topology is None
+        return {"controller": True, "enabled": True, "paused": cluster, "paused_topologies": one}
 
 
 class FakeAggregates:

@@ -52,6 +52,7 @@ MODULES = (
     "reconfig_pause",
     "scale",
     "roundtrip",
+    "dashboard_api",
     "cluster",
 )
 """Every benchmark module (the benchmark's name is the module's)."""

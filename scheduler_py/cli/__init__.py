@@ -4,7 +4,7 @@ Sub-commands: ``serve`` (the Thrift service Nimbus's shim calls), ``plan`` (plan
 problem offline), ``algorithms`` (list what is registered), ``bench`` (benchmarks),
 ``placement`` (where a running topology's executors are, per Nimbus and per the brain),
 ``aggregate`` (the PySpark monitoring aggregation, :mod:`scheduler_py.cli.aggregate`),
-``replan``/``history`` (adaptive re-scheduling, :mod:`scheduler_py.cli.operator`),
+``replan``/``history``/``trigger`` (adaptive re-scheduling, :mod:`scheduler_py.cli.operator`),
 ``dashboard`` (the Flask dashboard, :mod:`scheduler_py.cli.dashboard`).
 """
 
@@ -171,6 +171,12 @@ def cmd_history(args: argparse.Namespace) -> int:
     return history_main(args.rest)
 
 
+def cmd_trigger(args: argparse.Namespace) -> int:
+    from scheduler_py.cli.operator import trigger_main
+
+    return trigger_main(args.rest)
+
+
 def cmd_dashboard(args: argparse.Namespace) -> int:
     from scheduler_py.cli.dashboard import run
 
@@ -287,6 +293,12 @@ def build_parser() -> argparse.ArgumentParser:
     history = sub.add_parser("history", help="a topology's reconfiguration history")
     history.add_argument("rest", nargs=argparse.REMAINDER)
     history.set_defaults(func=cmd_history)
+
+    trigger = sub.add_parser(
+        "trigger", help="pause or resume the automatic reconfiguration trigger (all or one)"
+    )
+    trigger.add_argument("rest", nargs=argparse.REMAINDER)
+    trigger.set_defaults(func=cmd_trigger)
 
     from scheduler_py.cli.dashboard import add_arguments as add_dashboard_arguments
 

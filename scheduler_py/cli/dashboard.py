@@ -40,14 +40,7 @@ class ThriftBrain:
     def replan(
         self, topology: str, algorithm: str, params: Mapping[str, Any], dry_run: bool
     ) -> Mapping[str, Any]:
-        secret = ""
-        if not dry_run:
-            secret = self._secret() or ""
-            if not secret:
-                raise OperatorError(
-                    "the dashboard has no operator secret to send with an apply: expected "
-                    "$SCHEDULER_PY_SECRET or the brain's secret file (--secret-file PATH)"
-                )
+        secret = "" if dry_run else self._operator_secret("an apply")
         text = self._call(
             "replan", topology, algorithm, dry_run, secret, json.dumps(dict(params)), slow=True
         )
@@ -55,6 +48,19 @@ class ThriftBrain:
 
     def history(self, topology: str) -> Sequence[Mapping[str, Any]]:
         return json.loads(self._call("history", topology))
+
+    def set_trigger_paused(self, paused: bool, topology: str | None) -> Mapping[str, Any]:
+        secret = self._operator_secret("a trigger pause or resume")
+        return json.loads(self._call("set_trigger_paused", paused, topology or "", secret))
+
+    def _operator_secret(self, what: str) -> str:
+        secret = self._secret() or ""
+        if not secret:
+            raise OperatorError(
+                f"the dashboard has no operator secret to send with {what}: expected "
+                "$SCHEDULER_PY_SECRET or the brain's secret file (--secret-file PATH)"
+            )
+        return secret
 
     def _call(self, method: str, *args: Any, slow: bool = False) -> str:
         from scheduler_py.service.client import BrainUnreachable, call_brain
@@ -109,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
             "pip install 'scheduler-py[dashboard]'"
         ) from None
     from scheduler_py.dashboard.planlog import PlanLogFile
+    from scheduler_py.dashboard.prefetch import DEFAULT_PERIOD
     from scheduler_py.dashboard.sources import Sources
     from scheduler_py.dashboard.token import TokenError, load_or_create_token
 
@@ -128,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
         PlanLogFile(Path(args.plan_log)) if args.plan_log else None,
         aggregates,
         token,
+        prefetch_secs=DEFAULT_PERIOD,
     )
     mode = f"apply needs the token in {args.token_file}" if token else "read-only (no --token-file)"
     print(f"scheduler-py dashboard: http://{args.host}:{args.port}/ ({mode})", flush=True)

@@ -1,4 +1,4 @@
-"""Operator controls: ``scheduler-py replan`` and ``scheduler-py history``, and the
+"""Operator controls: ``scheduler-py replan``, ``history`` and ``trigger``, and the
 ``serve`` options that switch the reconfiguration controller on (and the wiring of the
 controller to Nimbus, ZooKeeper and the history directory).
 
@@ -8,9 +8,11 @@ controller and the history)::
     scheduler-py replan wordcount --dry-run            # proposed placement, gain, restarts
     scheduler-py replan wordcount --algorithm tdls     # ... and apply it (drain-out path)
     scheduler-py history wordcount                     # every decision, taken or declined
+    scheduler-py trigger pause [--topology wordcount]  # the automatic trigger leaves it alone
+    scheduler-py trigger resume                        # ... until resumed (resume: all pauses)
 
 The brain's address is ``--brain HOST:PORT``, else ``$SCHEDULER_BRAIN``, else
-``127.0.0.1:9627``. A ``replan`` that applies a plan carries the operator secret
+``127.0.0.1:9627``. A ``replan`` that applies a plan, and ``trigger``, carry the operator secret
 (``scheduler_py/service/auth.py``: ``$SCHEDULER_PY_SECRET``, ``--secret-file``, or the file
 the brain created at its first start). Exit status: 0 done (or nothing to do), 1 the brain
 refused or the reconfiguration did not complete, 2 usage.
@@ -237,17 +239,17 @@ def replan_main(argv: list[str]) -> int:
     return _follow(args, entry_id)
 
 
-def _operator_secret(explicit_file: str | None) -> str:
+def _operator_secret(explicit_file: str | None, command: str = "replan") -> str:
     try:
         secret = load_secret(explicit_file)
     except SecretError as error:
-        raise SystemExit(f"scheduler-py replan: {error}") from None
+        raise SystemExit(f"scheduler-py {command}: {error}") from None
     if secret is None:
         raise SystemExit(
-            f"scheduler-py replan: no operator secret found: expected ${SECRET_ENV} or the file "
-            f"{secret_file(explicit_file)}, which `scheduler-py serve` creates at its first start; "
-            "run this on the brain's host as the brain's user, or pass --secret-file PATH "
-            "(--dry-run needs none)"
+            f"scheduler-py {command}: no operator secret found: expected ${SECRET_ENV} or the "
+            f"file {secret_file(explicit_file)}, which `scheduler-py serve` creates at its first "
+            "start; run this on the brain's host as the brain's user, or pass --secret-file PATH"
+            + (" (--dry-run needs none)" if command == "replan" else "")
         )
     return secret.value
 
@@ -290,4 +292,43 @@ def history_main(argv: list[str]) -> int:
     else:
         entries = json.loads(_call(args.brain, "history", args.topology))
     print(json.dumps(entries, indent=2) if args.json else render_history(entries))
+    return 0
+
+
+def render_trigger(state: dict[str, Any]) -> str:
+    """The trigger's state (``Controller.trigger_state``) in a few lines."""
+    if not state.get("enabled", True):
+        head = "automatic trigger: disabled by configuration (--reconfig enabled=false)"
+    elif state.get("paused"):
+        head = "automatic trigger: PAUSED for every topology"
+    else:
+        head = "automatic trigger: running"
+    lines = [head]
+    for name, mark in (state.get("paused_topologies") or {}).items():
+        since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(mark.get("since", 0)))
+        lines.append(f"  paused for {name} since {since}")
+    lines.append(f"  pauses kept in: {state.get('kept_in', '?')}")
+    return "\n".join(lines)
+
+
+def trigger_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="scheduler-py trigger",
+        description="Pause or resume the brain's automatic reconfiguration trigger, for every "
+        "topology or one (--topology). Operator replans still work while it is paused. "
+        "`resume` without --topology clears every pause.",
+    )
+    parser.add_argument("action", choices=("pause", "resume"))
+    parser.add_argument("--topology", "-t", default="", help="topology name (or id)")
+    parser.add_argument(
+        "--secret-file",
+        help=f"the operator secret (default ${SECRET_ENV}, else $SCHEDULER_PY_SECRET_FILE, else "
+        "the file the brain created: ~/.config/scheduler-py/operator.secret)",
+    )
+    _common(parser)
+    args = parser.parse_args(argv)
+    secret = _operator_secret(args.secret_file, "trigger")
+    paused = args.action == "pause"
+    state = json.loads(_call(args.brain, "set_trigger_paused", paused, args.topology, secret))
+    print(json.dumps(state, indent=2) if args.json else render_trigger(state))
     return 0

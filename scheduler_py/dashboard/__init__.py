@@ -6,5 +6,5 @@ It reads and steers only through the ports of ``scheduler_py/scheduling/dashboar
 :mod:`.api` (JSON routes), :mod:`.pages` (HTML routes), :mod:`.views` (pure JSON shapes),
 :mod:`.inputs` (parameter checks), :mod:`.token` (the bearer token), :mod:`.openapi`
 (the OpenAPI document), :mod:`.cache` (the last brain status), :mod:`.planlog` (the plan
-log file).
+log file), :mod:`.prefetch` (aggregates read off the request path).
 """

@@ -16,7 +16,13 @@ from flask.typing import ResponseReturnValue
 from scheduler_py.algorithms import registry
 from scheduler_py.dashboard import cluster_view, decisions_view, openapi, topology_view
 from scheduler_py.dashboard.cache import BrainReading
-from scheduler_py.dashboard.inputs import BadRequest, limit_arg, plan_request
+from scheduler_py.dashboard.inputs import (
+    BadRequest,
+    limit_arg,
+    pairs_arg,
+    plan_request,
+    trigger_request,
+)
 from scheduler_py.dashboard.sources import Sources
 from scheduler_py.dashboard.token import bearer_matches
 from scheduler_py.scheduling.dashboard_ports import SourceUnavailable
@@ -108,14 +114,17 @@ def _topology_or_error(
 
 @api.get("/topologies/<topology>")
 def topology(topology: str) -> ResponseReturnValue:
+    max_pairs = pairs_arg(request.args, topology_view.MAX_PAIRS)
     reading, found, problem = _topology_or_error(topology)
     if reading is None or found is None:
         return problem
     sources = _sources()
     status = reading.status or {}
     hosts = {s["id"]: s["host"] for s in status.get("supervisors", [])}
+    for blacklisted in status.get("blacklisted_supervisors") or []:
+        hosts.setdefault(blacklisted["id"], f"{blacklisted['host']} (blacklisted)")
     aggregate, aggregate_error = sources.aggregate(found["id"])
-    body = topology_view.detail(found, hosts, aggregate, sources.clock())
+    body = topology_view.detail(found, hosts, aggregate, sources.clock(), max_pairs)
     return jsonify(body | {"brain": reading.health, "aggregate_error": aggregate_error})
 
 
@@ -144,6 +153,7 @@ def decisions() -> ResponseReturnValue:
             "items": decisions_view.timeline(plans, histories, limit),
             "plan_log_error": plan_error,
             "history_error": history_error,
+            "trigger": (status or {}).get("trigger"),
         }
     )
 
@@ -173,22 +183,61 @@ def whatif(topology: str) -> ResponseReturnValue:
     return _replan(topology, dry_run=True)
 
 
-@api.post("/topologies/<topology>/apply")
-def apply(topology: str) -> ResponseReturnValue:
+def _unauthorised(action: str) -> ResponseReturnValue | None:
+    """The 403 (no token configured) or 401 (missing or wrong bearer token) answer to a
+    mutating request, or ``None`` when it may go ahead."""
     token = _sources().token
     if token is None:
         return error(
             403,
             "the dashboard is read-only: no token configured; start it with --token-file PATH "
-            "to allow applying plans",
+            f"to allow {action}",
         )
     if not bearer_matches(request.headers.get("Authorization"), token):
         return error(
             401,
-            "applying a plan needs the header `Authorization: Bearer TOKEN` with the token "
+            f"{action} needs the header `Authorization: Bearer TOKEN` with the token "
             "in the dashboard's --token-file; it was missing or different",
         )
+    return None
+
+
+@api.post("/topologies/<topology>/apply")
+def apply(topology: str) -> ResponseReturnValue:
+    refused = _unauthorised("applying plans")
+    if refused is not None:
+        return refused
     return _replan(topology, dry_run=False)
+
+
+@api.post("/trigger/pause")
+def trigger_pause() -> ResponseReturnValue:
+    return _trigger("pause")
+
+
+@api.post("/trigger/resume")
+def trigger_resume() -> ResponseReturnValue:
+    return _trigger("resume")
+
+
+def _trigger(action: str) -> ResponseReturnValue:
+    """Pause or resume the brain's automatic reconfiguration trigger (body: optional
+    ``{"topology": name}``; without it, every topology; a resume then clears every pause)."""
+    refused = _unauthorised("pausing or resuming the trigger")
+    if refused is not None:
+        return refused
+    body = request.get_json(force=True, silent=True) if request.get_data() else None
+    if request.get_data() and body is None:
+        found = request.get_data(as_text=True)
+        raise BadRequest("body", 'a JSON object like {"topology": "wordcount"} or none', found)
+    topology = trigger_request(body)
+    try:
+        state = _sources().brain.set_trigger_paused(action == "pause", topology)
+    except SourceUnavailable as unreachable:
+        return error(503, str(unreachable))
+    except OperatorError as refused_by_brain:
+        return error(409, f"the brain refused: {refused_by_brain}")
+    return jsonify({"action": action, "topology": topology, "trigger": dict(state)})
 
 
 def _replan(key: str, dry_run: bool) -> ResponseReturnValue:

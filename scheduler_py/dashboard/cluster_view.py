@@ -1,6 +1,8 @@
 """The cluster as the API shows it: supervisors by host and rack with slots, declared and
-measured CPU, supervisors the placements name but Storm no longer reports, and the brain's
-health. Pure: built from the brain's status (``scheduler_py/scheduling/status.py``) and the
+measured CPU, supervisors Nimbus blacklisted this round (with the topologies still placed on
+them), supervisors the placements name but Storm no longer reports, the brain's
+health and whether its automatic trigger runs (``trigger``, ``scheduler_py/reconfig/pause.py``).
+Pure: built from the brain's status (``scheduler_py/scheduling/status.py``) and the
 aggregates (``docs/monitoring-format.md`` §4)."""
 
 from __future__ import annotations
@@ -56,13 +58,27 @@ def cluster(
             }
         )
     known = {s["id"] for s in supervisors}
+    placed = _placed_supervisors(status)
+    blacklisted = status.get("blacklisted_supervisors")
+    listed = {str(b.get("id")): b for b in blacklisted or [] if isinstance(b, dict)}
     return {
         "brain": brain_health(reading, now),
         "storm_version": status.get("storm_version"),
         "supervisors": supervisors,
         "racks": sorted({str(s["rack"]) for s in supervisors if s["rack"]}),
-        "missing_supervisors": sorted(_placed_supervisors(status) - known),
+        "missing_supervisors": sorted(set(placed) - known - set(listed)),
+        "blacklist_reported": blacklisted is not None,
+        "blacklisted_supervisors": [
+            {
+                "id": sid,
+                "host": entry.get("host"),
+                "placed_topologies": sorted({names.get(t, t) for t in placed.get(sid, ())}),
+            }
+            for sid, entry in sorted(listed.items())
+        ],
+        "blacklisted_hosts": list(status.get("blacklisted_hosts") or []),
         "rejected_topologies": dict(status.get("rejected", {})),
+        "trigger": status.get("trigger"),
     }
 
 
@@ -79,13 +95,14 @@ def _measured_cpu_by_supervisor(
     return result
 
 
-def _placed_supervisors(status: Mapping[str, Any]) -> set[str]:
-    return {
-        str(row[3])
-        for topology in status.get("topologies", [])
-        for row in topology.get("current", [])
-        if len(row) == 5
-    }
+def _placed_supervisors(status: Mapping[str, Any]) -> dict[str, set[str]]:
+    """Supervisor id -> ids of the topologies whose running placement names it."""
+    result: dict[str, set[str]] = {}
+    for topology in status.get("topologies", []):
+        for row in topology.get("current", []):
+            if len(row) == 5:
+                result.setdefault(str(row[3]), set()).add(topology.get("id"))
+    return result
 
 
 def _ms(seconds: Any) -> float | None:

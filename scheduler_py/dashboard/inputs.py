@@ -10,6 +10,7 @@ from scheduler_py.algorithms import registry
 from scheduler_py.config import ConfigValueError, coerce
 
 MAX_LIMIT = 10_000
+MAX_PAIRS = 1_000_000
 
 
 class BadRequest(Exception):
@@ -23,17 +24,45 @@ class BadRequest(Exception):
 
 def limit_arg(args: Mapping[str, str], default: int = 200) -> int:
     """The ``limit`` query parameter: an integer from 1 to :data:`MAX_LIMIT`."""
-    raw = args.get("limit")
+    return _int_arg(args, "limit", default, 1, MAX_LIMIT)
+
+
+def pairs_arg(args: Mapping[str, str], default: int) -> int:
+    """The ``pairs`` query parameter (executor pairs shown): an integer from 0 to
+    :data:`MAX_PAIRS`."""
+    return _int_arg(args, "pairs", default, 0, MAX_PAIRS)
+
+
+def _int_arg(args: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    raw = args.get(name)
     if raw is None:
         return default
-    expected = f"an integer from 1 to {MAX_LIMIT}"
+    expected = f"an integer from {low} to {high}"
     try:
         value = int(raw)
     except ValueError:
-        raise BadRequest("limit", expected, raw) from None
-    if not 1 <= value <= MAX_LIMIT:
-        raise BadRequest("limit", expected, raw)
+        raise BadRequest(name, expected, raw) from None
+    if not low <= value <= high:
+        raise BadRequest(name, expected, raw)
     return value
+
+
+def trigger_request(body: Any) -> str | None:
+    """The topology of a trigger pause/resume body ``{"topology": "name"}``; ``None`` (every
+    topology) for an empty body or no ``topology``."""
+    if body is None or body == {}:
+        return None
+    if not isinstance(body, dict):
+        raise BadRequest("body", 'a JSON object like {"topology": "wordcount"} or none', body)
+    unknown = sorted(set(body) - {"topology"})
+    if unknown:
+        raise BadRequest(unknown[0], "only the field topology", unknown[0])
+    topology = body.get("topology")
+    if topology is not None and (not isinstance(topology, str) or not topology.strip()):
+        raise BadRequest(
+            "topology", "a topology name or id (or no field: every topology)", topology
+        )
+    return topology
 
 
 def plan_request(body: Any) -> tuple[str, dict[str, Any]]:

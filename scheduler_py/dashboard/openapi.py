@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler_py import __version__
-from scheduler_py.dashboard.inputs import MAX_LIMIT
+from scheduler_py.dashboard.inputs import MAX_LIMIT, MAX_PAIRS
+from scheduler_py.dashboard.topology_view import MAX_PAIRS as DEFAULT_PAIRS
 
 _ERROR = {"$ref": "#/components/schemas/Error"}
 _OBJECT = {"type": "object", "additionalProperties": True}
@@ -40,6 +41,15 @@ _LIMIT = {
     "required": False,
     "schema": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
 }
+_PAIRS = {
+    "name": "pairs",
+    "in": "query",
+    "required": False,
+    "description": "executor pairs in `edges` and `matrix`: the busiest by tuples/s "
+    f"(default {DEFAULT_PAIRS}); `pairs_total` counts all of them and `component_matrix` "
+    "sums all of them per component pair",
+    "schema": {"type": "integer", "minimum": 0, "maximum": MAX_PAIRS},
+}
 _PLAN_BODY = {
     "required": True,
     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PlanRequest"}}},
@@ -52,6 +62,25 @@ def _get(summary: str, parameters: list[dict[str, Any]], *codes: str) -> dict[st
             "summary": summary,
             "parameters": parameters,
             "responses": {"200": _response("OK")} | {c: _ERRORS[c] for c in codes},
+        }
+    }
+
+
+def _trigger(summary: str, apply_errors: dict[str, Any]) -> dict[str, Any]:
+    responses = {"200": _response("the trigger's state (as in /cluster's `trigger`)")}
+    responses |= {c: _ERRORS[c] for c in ("400", "503")} | apply_errors
+    responses["409"] = _response("the brain refused (no controller, unknown topology)", _ERROR)
+    return {
+        "post": {
+            "summary": summary,
+            "requestBody": {
+                "required": False,
+                "content": {
+                    "application/json": {"schema": {"$ref": "#/components/schemas/TriggerRequest"}}
+                },
+            },
+            "security": [{"bearer": []}],
+            "responses": responses,
         }
     }
 
@@ -70,14 +99,19 @@ def document() -> dict[str, Any]:
             "title": "scheduler-py dashboard",
             "version": __version__,
             "description": "Read the brain's cluster view, placements, traffic and decisions; "
-            "dry-run and apply re-plans. Mutating requests need `Authorization: Bearer TOKEN`.",
+            "dry-run and apply re-plans; pause and resume the automatic trigger. Mutating requests "
+            "need `Authorization: Bearer TOKEN`.",
         },
         "servers": [{"url": "/api/v1"}],
         "paths": {
             "/cluster": _get("supervisors, racks, slots, CPU and the brain's health", [], "503"),
             "/topologies": _get("running topologies", [], "503"),
             "/topologies/{topology}": _get(
-                "placement, edges, traffic matrix and cost basis", [_TOPOLOGY], "404", "503"
+                "placement, edges, traffic matrices and cost basis",
+                [_TOPOLOGY, _PAIRS],
+                "400",
+                "404",
+                "503",
             ),
             "/decisions": _get(
                 "plan log and reconfiguration history, newest first",
@@ -111,6 +145,16 @@ def document() -> dict[str, Any]:
                     "responses": plan_responses | apply_errors,
                 }
             },
+            "/trigger/pause": _trigger(
+                "pause the brain's automatic reconfiguration trigger for one topology (body "
+                '`{"topology": name}`) or every topology (no body); in memory, or in the '
+                "brain's --state-dir when it has one",
+                apply_errors,
+            ),
+            "/trigger/resume": _trigger(
+                "resume the automatic trigger for one topology, or (no body) clear every pause",
+                apply_errors,
+            ),
             "/openapi.json": _get("this document", []),
         },
         "components": {
@@ -125,6 +169,11 @@ def document() -> dict[str, Any]:
                         "expected": {"type": "string"},
                         "found": {"type": "string"},
                     },
+                },
+                "TriggerRequest": {
+                    "type": "object",
+                    "properties": {"topology": {"type": "string", "minLength": 1}},
+                    "additionalProperties": False,
                 },
                 "PlanRequest": {
                     "type": "object",

@@ -1,8 +1,17 @@
 """One topology as the API shows it: placement grouped host → worker → executors, edges
 with their traffic and whether they cross workers or hosts, per-executor CPU, the
-executor-pair traffic matrix (sparse) and the cost basis. Pure: built from one topology of
-the brain's status (``scheduler_py/scheduling/status.py``) and its aggregate as
-:func:`scheduler_py.dashboard.aggregate_shape.clean` leaves it."""
+executor-pair traffic matrix (sparse), the component × component traffic matrix and the cost
+basis. Pure: built from one topology of the brain's status
+(``scheduler_py/scheduling/status.py``) and its aggregate as
+:func:`scheduler_py.dashboard.aggregate_shape.clean` leaves it.
+
+Pair edges and the executor matrix show the ``max_pairs`` busiest executor pairs (tuples/s):
+a topology of 1,000 executors has up to 1,000² communicating pairs (tens of thousands survive
+the aggregate's ZooKeeper budget), which no browser draws usefully and which made the answer
+megabytes long (``scheduler-py bench dashboard_api``). ``pairs_total`` and ``pairs_shown`` say
+how many there were; the component matrix always sums every pair (``component_traffic`` of
+the cleaned aggregate, components as the aggregate names them, ``"(unknown)"`` otherwise).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +19,9 @@ from collections.abc import Mapping
 from typing import Any
 
 Executor = tuple[int, int]
+
+MAX_PAIRS = 1000
+"""Executor pairs the answer shows by default (the busiest by tuples/s)."""
 
 
 def find(status: Mapping[str, Any] | None, key: str) -> Mapping[str, Any] | None:
@@ -40,8 +52,9 @@ def detail(
     hosts: Mapping[str, str],
     aggregate: Mapping[str, Any] | None,
     now: float,
+    max_pairs: int = MAX_PAIRS,
 ) -> dict[str, Any]:
-    """``hosts``: supervisor id → host."""
+    """``hosts``: supervisor id → host; ``max_pairs``: the busiest executor pairs shown."""
     declared = {c["id"]: c.get("cpu_per_executor") for c in topology.get("components", [])}
     measured = {
         (e["task_start"], e["task_end"]): e.get("cpu_percent")
@@ -62,7 +75,9 @@ def detail(
                 "cpu_measured": measured.get((start, end)),
             }
         )
-    edges = _pair_edges(aggregate, where) if aggregate else []
+    pairs = (aggregate or {}).get("pairs", [])
+    busiest = _busiest(pairs, max_pairs)
+    edges = _pair_edges(busiest, where)
     return summary(topology) | {
         "placement": [
             {"host": host, "workers": [{"worker": w, "executors": ex} for w, ex in ws.items()]}
@@ -70,17 +85,25 @@ def detail(
         ],
         "component_edges": _component_edges(topology),
         "edges": edges,
+        "pairs_total": len(pairs),
+        "pairs_shown": len(edges),
         "matrix": _matrix(edges),
+        "component_matrix": _component_matrix((aggregate or {}).get("component_traffic", [])),
         "cost_basis": _cost_basis(aggregate, now),
         "plan_summary": (topology.get("decision") or {}).get("summary", {}),
     }
 
 
+def _busiest(pairs: list[Mapping[str, Any]], limit: int) -> list[Mapping[str, Any]]:
+    """The ``limit`` busiest pairs (the cleaned aggregate lists them busiest first)."""
+    return pairs[:limit]
+
+
 def _pair_edges(
-    aggregate: Mapping[str, Any], where: Mapping[Executor, tuple[str, str]]
+    pairs: list[Mapping[str, Any]], where: Mapping[Executor, tuple[str, str]]
 ) -> list[dict[str, Any]]:
     edges = []
-    for pair in aggregate.get("pairs", []):
+    for pair in pairs:
         src, dst = pair["src"], pair["dst"]
         a, b = where.get(src), where.get(dst)
         edges.append(
@@ -110,6 +133,19 @@ def _matrix(edges: list[dict[str, Any]]) -> dict[str, Any]:
     index = {label: i for i, label in enumerate(labels)}
     cells = [[index[e["src"]], index[e["dst"]], e["tuples_per_s"]] for e in edges]
     return {"executors": labels, "cells": cells, "unit": "tuples/s"}
+
+
+def _component_matrix(traffic: list[Mapping[str, Any]]) -> dict[str, Any]:
+    def label(name: Any) -> str:
+        return name if isinstance(name, str) else "(unknown)"
+
+    labels = sorted({label(t["src"]) for t in traffic} | {label(t["dst"]) for t in traffic})
+    index = {name: i for i, name in enumerate(labels)}
+    cells = [
+        [index[label(t["src"])], index[label(t["dst"])], round(t["tuples_per_s"], 6)]
+        for t in traffic
+    ]
+    return {"components": labels, "cells": cells, "unit": "tuples/s"}
 
 
 def _task_order(label: str) -> tuple[int, int]:

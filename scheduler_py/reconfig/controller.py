@@ -35,6 +35,7 @@ from scheduler_py.reconfig import measured_gain
 from scheduler_py.reconfig.execution import LiveSource, Steps, carry_out
 from scheduler_py.reconfig.follow_up import FollowUp, follow_up
 from scheduler_py.reconfig.history import History
+from scheduler_py.reconfig.pause import TriggerPause
 from scheduler_py.reconfig.recovery import recover
 from scheduler_py.reconfig.staging import stage
 from scheduler_py.reconfig.trigger import (
@@ -106,10 +107,14 @@ class Controller:
         self._planned_on: dict[str, str] = {}
         """topology id -> the cost basis its running placement was planned on ("declared
         (…)" or "measured …"), from the round that placed it or the last reconfiguration"""
+        self.pause = TriggerPause(history.directory)
+        """the operator's pauses of the automatic trigger (kept beside the history)"""
 
     # -- fed by the Thrift handler ---------------------------------------------------
     def describe(self) -> str:
         mode = "automatic trigger" if self.trigger.enabled else "operator replans only"
+        if self.trigger.enabled and self.pause.state()["paused"]:
+            mode += " (paused for every topology: `scheduler-py trigger resume`)"
         return f"{mode}; history in {self.history.directory or 'memory'}"
 
     def observe_round(self, snapshot: ClusterState, records: Sequence[TopologyDecision]) -> None:
@@ -161,6 +166,31 @@ class Controller:
         self._planned_on[topo.id] = proposal.view.costs
         report["reconfiguration_id"] = entry_id
         return report
+
+    def set_trigger_paused(self, paused: bool, topology: str | None = None) -> dict[str, Any]:
+        """Pause or resume the automatic trigger for ``topology`` (a running topology's name
+        or id; resuming also accepts a paused name that no longer runs), or for all
+        (``None``); returns :meth:`trigger_state`."""
+        name = None
+        if topology:
+            if paused or topology not in self.pause.state()["paused_topologies"]:
+                name, _ = self._resolve(topology, must_run=True)
+            else:
+                name = topology
+        if paused:
+            self.pause.pause(name)
+        else:
+            self.pause.resume(name)
+        log.info(
+            "automatic trigger %s for %s by the operator",
+            "paused" if paused else "resumed",
+            name or "every topology",
+        )
+        return self.trigger_state()
+
+    def trigger_state(self) -> dict[str, Any]:
+        """Whether the automatic trigger runs, for the brain's status."""
+        return {"controller": True, "enabled": self.trigger.enabled} | self.pause.state()
 
     def _resolve(self, topology: str, must_run: bool) -> tuple[str, Any]:
         """(name, topology) of a running topology named or identified ``topology``."""
@@ -242,6 +272,8 @@ class Controller:
                 busy = topo.id in self._busy
             if busy or record is None or record.decision == LEAVE:
                 continue
+            if self.pause.paused(topo.name):
+                continue  # the operator paused the trigger: not even watched (reconfig/pause.py)
             try:
                 config = self._config_for(topo)
             except ReconfigError as error:

@@ -38,6 +38,12 @@ class BrainPort(Protocol):
         """The topology's reconfiguration history (``scheduler_py/reconfig/history.py``)."""
         ...
 
+    def set_trigger_paused(self, paused: bool, topology: str | None) -> Mapping[str, Any]:
+        """``set_trigger_paused`` with the brain's operator secret: pause or resume the
+        automatic trigger for ``topology`` or every topology (``None``); the trigger's state
+        (``scheduler_py/reconfig/pause.py``)."""
+        ...
+
 
 class PlanLogPort(Protocol):
     """The brain's plan log (``scheduler-py serve --plan-log``), newest last."""

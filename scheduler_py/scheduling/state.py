@@ -117,6 +117,12 @@ class ClusterState:
     ``None`` when the shim did not say"""
     rejected: Mapping[str, str] = field(default_factory=dict)
     """topology id -> why its part of the snapshot could not be read (left to Storm)"""
+    blacklisted: Mapping[str, str] | None = None
+    """supervisor id -> host of the supervisors Nimbus blacklisted this round (not in
+    ``supervisors``; running placements may name them); ``None`` when the shim did not say
+    (an older shim)"""
+    blacklisted_hosts: tuple[str, ...] = ()
+    """every host blacklisted this round, with or without a live supervisor"""
 
     def topology(self, name_or_id: str) -> StormTopology | None:
         return next((t for t in self.topologies if name_or_id in (t.id, t.name)), None)

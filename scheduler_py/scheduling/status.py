@@ -2,9 +2,13 @@
 
 The Thrift service returns it from ``status()`` (``scheduler_py/service/scheduler.thrift``)
 and the dashboard (``scheduler_py/dashboard/``) reads it: supervisors with their racks and
-slots, every topology with its components, executors and current placement, and the round's
-decision per topology. Pure: built from a :class:`~scheduler_py.scheduling.state.ClusterState`
-and the round's :class:`~scheduler_py.scheduling.round.TopologyDecision` objects.
+slots, the supervisors and hosts Nimbus blacklisted this round (``null`` from a shim that does
+not report them), every topology with its components, executors and current placement, and the
+round's decision per topology. Pure: built from a
+:class:`~scheduler_py.scheduling.state.ClusterState` and the round's
+:class:`~scheduler_py.scheduling.round.TopologyDecision` objects. The service adds
+``trigger``, whether the automatic reconfiguration trigger runs or an operator paused it
+(``scheduler_py/service/server.py``, ``scheduler_py/reconfig/pause.py``).
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ def status_document(
         "supervisors": [],
         "topologies": [],
         "rejected": {},
+        "blacklisted_supervisors": None,
+        "blacklisted_hosts": [],
     }
     if state is None:
         return document
@@ -50,6 +56,10 @@ def status_document(
         "topologies": [_topology(t, decisions.get(t.id)) for t in state.topologies],
         "rejected": dict(state.rejected),
         "fallbacks_last_round": count_fallbacks(list(decisions.values())),
+        "blacklisted_supervisors": None
+        if state.blacklisted is None
+        else [{"id": sid, "host": host} for sid, host in sorted(state.blacklisted.items())],
+        "blacklisted_hosts": list(state.blacklisted_hosts),
     }
     return document
 

@@ -103,6 +103,16 @@ struct Topology {
   8: required map<string, string> conf;
 }
 
+/**
+ * A supervisor Nimbus's BlacklistScheduler (`blacklist.scheduler.*`) blacklisted this round
+ * (Cluster.isBlackListed): it is left out of ClusterSnapshot.supervisors, and no slot of it can
+ * be assigned, but running placements may still name it.
+ */
+struct BlacklistedSupervisor {
+  1: required string id;
+  2: required string host;
+}
+
 struct ClusterSnapshot {
   /** Increments every Nimbus scheduling round. */
   1: required i64 round;
@@ -116,6 +126,10 @@ struct ClusterSnapshot {
    * within this minus a margin, splitting it over the topologies it plans.
    */
   6: optional i32 timeout_ms;
+  /** Supervisors blacklisted this round (absent from `supervisors`); absent from older shims. */
+  7: optional list<BlacklistedSupervisor> blacklisted_supervisors;
+  /** Cluster.getBlacklistedHosts(): every blacklisted host, with or without a live supervisor. */
+  8: optional list<string> blacklisted_hosts;
 }
 
 enum Decision {
@@ -178,5 +192,16 @@ service SchedulerBrain {
   string status(),
 
   /** Operator control (`scheduler-py history`): the topology's reconfiguration history, a JSON array. */
-  string history(1: string topology) throws (1: BrainError error)
+  string history(1: string topology) throws (1: BrainError error),
+
+  /**
+   * Operator control (`scheduler-py trigger pause|resume`, the dashboard; the shim never calls
+   * it): pause (`paused` true) or resume the automatic reconfiguration trigger for the running
+   * topology `topology` (name or id), or for every topology when `topology` is empty (a resume
+   * then clears every pause). `secret` must be the operator secret, as for a changing
+   * `replan`. Returns the trigger's state as a JSON object, which `status()` also carries
+   * under "trigger" (scheduler_py/reconfig/pause.py).
+   */
+  string set_trigger_paused(1: bool paused, 2: string topology, 3: string secret)
+    throws (1: BrainError error)
 }

@@ -8,8 +8,8 @@ protocol, like the shim. Every reply is also appended to a JSON
 lines *plan log* (one object per topology decision) so operators and ``make demo`` can see
 what the brain planned; the log is the only state the service writes. ``status`` answers
 what the last round saw and decided (``scheduler_py/scheduling/status.py``, read by the
-dashboard). A ``replan`` that changes a topology must carry the operator secret
-(``scheduler_py/service/auth.py``).
+dashboard). A ``replan`` that changes a topology, and pausing or resuming the automatic trigger
+(``set_trigger_paused``), must carry the operator secret (``scheduler_py/service/auth.py``).
 """
 
 from __future__ import annotations
@@ -91,7 +91,33 @@ class BrainHandler:
             state, decisions, seconds = self._last_state, self._last_decisions, self._last_seconds
             rounds, fallbacks = self._rounds, self._fallbacks
         document = status_document(state, decisions, seconds, __version__, rounds, fallbacks)
+        document["trigger"] = self._trigger_state()
         return json.dumps(document, sort_keys=True, default=str)
+
+    def _trigger_state(self) -> dict[str, Any]:
+        if self.controller is None:
+            return {"controller": False, "enabled": False, "paused": False,
+                    "paused_topologies": {}}  # fmt: skip
+        try:
+            return dict(self.controller.trigger_state())
+        except Exception as error:  # status must answer whatever the controller does
+            log.exception("the controller's trigger state failed")
+            return {"controller": True, "error": f"{type(error).__name__}: {error}"}
+
+    def set_trigger_paused(self, paused: bool, topology: str = "", secret: str = "") -> str:
+        controller = self._controller()
+        verb = "pause" if paused else "resume"
+        self._authorise(f"trigger {verb}" + (f" {topology}" if topology else ""), secret)
+        try:
+            state = controller.set_trigger_paused(bool(paused), topology or None)
+        except OperatorError as error:
+            raise wire().BrainError(str(error)) from error
+        except Exception as error:
+            log.exception("trigger %s failed", verb)
+            raise wire().BrainError(
+                f"trigger {verb} failed: {type(error).__name__}: {error}"
+            ) from error
+        return json.dumps(state, sort_keys=True, default=str)
 
     def replan(
         self, topology: str, algorithm: str, dry_run: bool, secret: str = "", params: str = ""

@@ -83,7 +83,33 @@ def to_state(snapshot: Any) -> ClusterState:
         storm_version=snapshot.storm_version if isinstance(snapshot.storm_version, str) else "",
         timeout_ms=int(timeout) if isinstance(timeout, int) and timeout > 0 else None,
         rejected=rejected,
+        blacklisted=_blacklisted(getattr(snapshot, "blacklisted_supervisors", None)),
+        blacklisted_hosts=tuple(
+            sorted({h for h in getattr(snapshot, "blacklisted_hosts", None) or () if _is_text(h)})
+        ),
     )
+
+
+def _blacklisted(entries: Any) -> dict[str, str] | None:
+    """Supervisor id -> host of the blacklisted supervisors; ``None`` when the shim sent no
+    list (older shims). Informational only: a malformed entry is skipped with a warning, never
+    a reason to fail the round."""
+    if entries is None:
+        return None
+    result: dict[str, str] = {}
+    for entry in entries if isinstance(entries, list | tuple) else ():
+        sid, host = getattr(entry, "id", None), getattr(entry, "host", None)
+        if _is_text(sid):
+            result[sid] = host if isinstance(host, str) else ""
+        else:
+            log.warning(
+                "ignoring a blacklisted supervisor without an id in the snapshot: %r", entry
+            )
+    return result
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
 
 
 def _items(value: Any, what: str) -> list[Any]:

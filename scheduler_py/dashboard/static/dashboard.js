@@ -87,8 +87,12 @@ async function renderCluster() {
     link(`/topology/${encodeURIComponent(t.name)}`, t.name), t.executors,
     `${t.workers_used} / ${t.num_workers}`, t.algorithm, t.storm_status]));
   const missing = data.missing_supervisors || [];
-  document.getElementById("missing").textContent = missing.length
-    ? `Supervisors placements name but Storm no longer reports: ${missing.join(", ")}` : "";
+  const blacklisted = (data.blacklisted_supervisors || []).map(b =>
+    `${b.host} (${b.id})` + (b.placed_topologies.length ? ` still running ${b.placed_topologies.join(", ")}` : ""));
+  document.getElementById("missing").textContent = [
+    missing.length ? `Supervisors placements name but Storm no longer reports: ${missing.join(", ")}` : "",
+    blacklisted.length ? `Blacklisted by Nimbus this round: ${blacklisted.join("; ")}` : "",
+  ].filter(Boolean).join(". ");
 }
 
 // -- topology --------------------------------------------------------------------
@@ -190,6 +194,28 @@ async function renderDecisions() {
   document.getElementById("sources").textContent =
     [data.plan_log_error, data.history_error].filter(Boolean).join("; ");
   document.getElementById("timeline").replaceChildren(...(data.items || []).map(timelineItem));
+  showTrigger(data.trigger);
+}
+
+// the automatic trigger's state (status "trigger") and its pause/resume button
+function showTrigger(t) {
+  const paused = Boolean(t && (t.paused || Object.keys(t.paused_topologies || {}).length));
+  const some = Object.keys((t && t.paused_topologies) || {});
+  document.getElementById("trigger-line").textContent = !t || !t.controller
+    ? "automatic trigger: no reconfiguration controller"
+    : `automatic trigger: ${!t.enabled ? "disabled by configuration" : t.paused ? "paused for every topology" : "running"}`
+      + (some.length ? `; paused for ${some.join(", ")}` : "");
+  const button = document.getElementById("trigger-toggle");
+  button.dataset.action = paused ? "resume" : "pause";
+  button.textContent = paused ? "Resume automatic trigger" : "Pause automatic trigger";
+}
+
+async function toggleTrigger() {
+  const action = document.getElementById("trigger-toggle").dataset.action;
+  const token = document.getElementById("trigger-token").value;
+  const result = await getJson(`/trigger/${action}`, { method: "POST", headers: { Authorization: `Bearer ${token}` } });
+  if (result.ok) showTrigger(result.data.trigger);
+  else document.getElementById("sources").textContent = result.data.error || `${result.status}`;
 }
 
 // -- what-if ---------------------------------------------------------------------
@@ -250,7 +276,10 @@ async function renderAlgorithms() {
 const PAGES = {
   cluster: () => poll(renderCluster),
   topology: () => poll(renderTopology),
-  decisions: () => poll(renderDecisions),
+  decisions: () => {
+    document.getElementById("trigger-toggle").addEventListener("click", toggleTrigger);
+    poll(renderDecisions);
+  },
   whatif: setUpWhatif,
   algorithms: renderAlgorithms,
 };

@@ -1,5 +1,6 @@
 package io.schedulerpy.storm;
 
+import io.schedulerpy.storm.thrift.BlacklistedSupervisor;
 import io.schedulerpy.storm.thrift.ClusterSnapshot;
 import io.schedulerpy.storm.thrift.Component;
 import io.schedulerpy.storm.thrift.Executor;
@@ -47,8 +48,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Notes on the mapping:
  * <ul>
- *   <li>Supervisors blacklisted this round (BlacklistScheduler) are left out; their slots cannot be
- *       assigned. A topology's {@code current} placements may still name them.</li>
+ *   <li>Supervisors blacklisted this round (BlacklistScheduler) are left out of {@code supervisors};
+ *       their slots cannot be assigned. A topology's {@code current} placements may still name them,
+ *       so they are listed in {@code blacklisted_supervisors} (id and host), and every blacklisted
+ *       host ({@link Cluster#getBlacklistedHosts}) in {@code blacklisted_hosts} (STORM-3507).</li>
  *   <li>A supervisor's slots are the ports Nimbus offers this round: ports of dead workers are hidden
  *       by Nimbus for one round.</li>
  *   <li>Components are those that own executors: the user's spouts and bolts plus Storm's
@@ -99,6 +102,10 @@ public class SnapshotBuilder {
         snapshot.setRound(round);
         snapshot.setTimestamp_ms(timestampMs);
         snapshot.setSupervisors(supervisors(cluster));
+        snapshot.setBlacklisted_supervisors(blacklistedSupervisors(cluster));
+        Set<String> blacklistedHosts = cluster.getBlacklistedHosts();
+        snapshot.setBlacklisted_hosts(new ArrayList<>(
+            blacklistedHosts == null ? Collections.<String>emptySet() : new TreeSet<>(blacklistedHosts)));
         List<TopologyDetails> sorted = new ArrayList<>(topologies);
         sorted.sort(Comparator.comparing(TopologyDetails::getId));
         List<Topology> out = new ArrayList<>(sorted.size());
@@ -138,6 +145,17 @@ public class SnapshotBuilder {
             }
             for (String host : entry.getValue()) {
                 ret.put(host, rack);
+            }
+        }
+        return ret;
+    }
+
+    /** The supervisors Nimbus blacklisted this round, by id. */
+    static List<BlacklistedSupervisor> blacklistedSupervisors(Cluster cluster) {
+        List<BlacklistedSupervisor> ret = new ArrayList<>();
+        for (SupervisorDetails sd : new TreeMap<>(cluster.getSupervisors()).values()) {
+            if (cluster.isBlackListed(sd.getId())) {
+                ret.add(new BlacklistedSupervisor(sd.getId(), sd.getHost() == null ? "" : sd.getHost()));
             }
         }
         return ret;

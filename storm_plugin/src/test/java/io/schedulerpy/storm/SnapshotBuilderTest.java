@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.schedulerpy.storm.thrift.BlacklistedSupervisor;
 import io.schedulerpy.storm.thrift.ClusterSnapshot;
 import io.schedulerpy.storm.thrift.Component;
 import io.schedulerpy.storm.thrift.Executor;
@@ -143,6 +144,20 @@ class SnapshotBuilderTest {
         cluster.blacklistHost("host-1");
         List<String> ids = build().getSupervisors().stream().map(Supervisor::getId).collect(Collectors.toList());
         assertEquals(Arrays.asList("sup-0", "sup-2"), ids);
+    }
+
+    @Test
+    void blacklistedSupervisorsAndHostsAreReported() {
+        ClusterSnapshot clean = build();
+        assertTrue(clean.isSetBlacklisted_supervisors() && clean.getBlacklisted_supervisors().isEmpty());
+        assertTrue(clean.isSetBlacklisted_hosts() && clean.getBlacklisted_hosts().isEmpty());
+
+        cluster.blacklistHost("host-1");
+        cluster.blacklistHost("host-gone"); // a blacklisted host without a live supervisor
+        ClusterSnapshot snapshot = build();
+        assertEquals(Arrays.asList(new BlacklistedSupervisor("sup-1", "host-1")),
+            snapshot.getBlacklisted_supervisors());
+        assertEquals(Arrays.asList("host-1", "host-gone"), snapshot.getBlacklisted_hosts());
     }
 
     @Test

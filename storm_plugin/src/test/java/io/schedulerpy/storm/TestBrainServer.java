@@ -67,6 +67,12 @@ final class TestBrainServer implements AutoCloseable {
             public String history(String topology) throws BrainError {
                 throw new BrainError("the test brain has no reconfiguration controller");
             }
+
+            @Override
+            public String set_trigger_paused(boolean paused, String topology, String secret)
+                    throws BrainError {
+                throw new BrainError("the test brain has no reconfiguration controller");
+            }
         };
         socket = new TServerSocket(new InetSocketAddress("127.0.0.1", 0));
         server = new TSimpleServer(new TServer.Args(socket)
