@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scheduler_py.config import keys
 from scheduler_py.monitoring.documents import fit_znode
 from scheduler_py.reconfig.history import History
 from scheduler_py.scheduling.round import RoundConfig
@@ -136,7 +137,7 @@ def _snapshot(
         executors=task_list,
         current=list(current),
         needs_scheduling=not current,
-        conf={"scheduler.algorithm": json.dumps("td")},
+        conf={keys.ALGORITHM.name: json.dumps("td")},
     )
     snapshot = w.ClusterSnapshot(
         round=round_,
