@@ -293,6 +293,16 @@ def test_cpu_target() -> None:
     assert passed is True and "brain:tdls 2 host(s)" in detail
     fewer = summarise([run("ras-default", 100, 10, 1), run("brain:tdls", 120, 10, 2)])
     assert cpu_target(fewer, "linear", True)[0] is False
+    # the fastest brain algorithm uses more hosts; a slower one fits RAS's and beats it
+    mixed = summarise(
+        [
+            run("ras-default", 100, 10, 3),
+            run("brain:locality", 130, 10, 4),
+            run("brain:rstorm", 110, 10, 3),
+        ]
+    )
+    passed, detail = cpu_target(mixed, "linear", True)
+    assert passed is True and detail.startswith("brain:rstorm 3 host(s) at 110/s")
 
 
 def test_run_key_group() -> None:
