@@ -67,14 +67,19 @@ ORDER, QUICK_ORDER = "ABBAAB", "AB"
 TIMING = Timing(warmup=(15.0, 40.0), interval=(20.0, 90.0), algorithm="tdls")
 """Warm-up and interval seconds (quick, full) and the algorithm (``--set`` overrides)."""
 EVERY = "30s"
-OFF, ON, HOOKS = "off", "on", "hooks only"
+OFF, ON, HOOKS, NO_LIVE = "off", "on", "hooks only", "hooks, no live counters"
 VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
     "A": (OFF, {"topology.auto.task.hooks": []}),
     "B": (ON, {}),
     "C": (HOOKS, {}),
+    "D": (NO_LIVE, {"scheduler.monitor.live.secs": 0}),
 }
 """A: no hooks, no aggregation; B: the whole pipeline; C: hooks and ZooKeeper publishing
-without the aggregation (to split the cost between the workers and the aggregation)."""
+without the aggregation (to split the cost between the workers and the aggregation); D: C
+without the live counters (``scheduler.monitor.live.secs`` 0: no ephemeral znode rewritten
+every 0.2 s; the drain-out then waits ``topology.message.timeout.secs``), to split the
+workers' cost between the live counters and the rest."""
+LABELS = (OFF, ON, HOOKS, NO_LIVE)
 TOPOLOGY_CONF: dict[str, object] = {"topology.workers": 3, "topology.acker.executors": 1}
 
 
@@ -89,10 +94,13 @@ def overhead(with_rate: float | None, without_rate: float | None) -> float | Non
 
 
 def variant_order(text: str) -> list[str]:
-    """``"ABBA"`` → ``["A", "B", "B", "A"]``; only A and B are allowed."""
+    """``"ABBA"`` → ``["A", "B", "B", "A"]``; only A, B, C and D are allowed."""
     order = [c for c in text.upper() if not c.isspace()]
     if not order or any(c not in VARIANTS for c in order):
-        raise ValueError(f"order must be made of A (off), B (on) and C (hooks only), got {text!r}")
+        raise ValueError(
+            "order must be made of A (off), B (on), C (hooks only) and D (hooks, no live "
+            f"counters), got {text!r}"
+        )
     return order
 
 
@@ -222,7 +230,8 @@ def run(options: BenchOptions) -> None:
     report.title("Monitoring pipeline overhead (hooks + ZooKeeper + aggregation)", PAPER)
     report.line(
         f"JVM word count, topology.workers=3, spout unthrottled; warm-up {settings['warmup']:g} s,"
-        f" interval {settings['interval']:g} s, order {''.join(order)} (A = {OFF}, B = {ON}), "
+        f" interval {settings['interval']:g} s, order {''.join(order)} (A = {OFF}, B = {ON}, "
+        f"C = {HOOKS}, D = {NO_LIVE}), "
         f"algorithm {settings['algorithm']}, aggregation every {settings['every']}"
     )
     runs: list[dict[str, Any]] = []
@@ -233,9 +242,10 @@ def run(options: BenchOptions) -> None:
             cluster.up()
             # one long-running aggregation, as in production: warmed up on an unmeasured run
             # (its first cycles compile Spark's code), then paused during the off runs
-            cluster.start_aggregation(settings["every"], scratch / "aggregate.log")
-            warm = {**settings, "warmup": 0.0, "interval": settings["aggregation_warmup"]}
-            _measure(cluster, "B", warm, 0, scratch)
+            if "B" in order:  # only the "on" runs need it
+                cluster.start_aggregation(settings["every"], scratch / "aggregate.log")
+                warm = {**settings, "warmup": 0.0, "interval": settings["aggregation_warmup"]}
+                _measure(cluster, "B", warm, 0, scratch)
             for index, key in enumerate(
                 report.progress(order, total=len(order), desc="runs"), start=1
             ):
@@ -251,8 +261,8 @@ def run(options: BenchOptions) -> None:
         finally:
             cluster.down()
 
-    labels = [label for label in (OFF, ON, HOOKS) if any(r["variant"] == label for r in runs)]
-    by = {label: [r for r in runs if r["variant"] == label] for label in (OFF, ON, HOOKS)}
+    labels = [label for label in LABELS if any(r["variant"] == label for r in runs)]
+    by = {label: [r for r in runs if r["variant"] == label] for label in LABELS}
     rates = {label: [r["rate"] for r in rs] for label, rs in by.items()}
     p99s = {label: [r["p99_ms"] for r in rs] for label, rs in by.items()}
     medians = {label: median(v) for label, v in rates.items()}
@@ -286,6 +296,9 @@ def run(options: BenchOptions) -> None:
         notes.append(
             f"hooks and ZooKeeper publishing alone (C): {pct(hooks_cost)} of the throughput"
         )
+    quiet_cost = overhead(medians.get(NO_LIVE), medians[OFF])
+    if quiet_cost is not None:
+        notes.append(f"hooks without the live counters (D): {pct(quiet_cost)} of the throughput")
     table = Table(
         ["variant", "runs", "median acked/s", "range", "median p50 ms", "median p99 ms", "range"],
         caption="JVM word count, monitoring pipeline off vs on",
@@ -358,7 +371,7 @@ def _overhead_target(
 
 
 def _draw(axes: Any, runs: list[dict[str, Any]], medians: dict[str, float | None], cost) -> None:
-    colours = {OFF: "tab:blue", ON: "tab:orange", HOOKS: "tab:green"}
+    colours = {OFF: "tab:blue", ON: "tab:orange", HOOKS: "tab:green", NO_LIVE: "tab:purple"}
     xs = list(range(1, len(runs) + 1))
     axes.bar(xs, [r["rate"] for r in runs], color=[colours[r["variant"]] for r in runs])
     for label, colour in colours.items():
