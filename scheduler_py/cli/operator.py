@@ -195,6 +195,14 @@ def _topology_command(command: str, description: str) -> argparse.ArgumentParser
     return parser
 
 
+def _secret_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--secret-file",
+        help=f"the operator secret (default ${SECRET_ENV}, else $SCHEDULER_PY_SECRET_FILE, else "
+        "the file the brain created: ~/.config/scheduler-py/operator.secret)",
+    )
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--brain",
@@ -216,11 +224,7 @@ def replan_main(argv: list[str]) -> int:
         "--no-wait", action="store_true", help="return once the reconfiguration has started"
     )
     parser.add_argument("--timeout", type=float, default=600, help="seconds to follow it")
-    parser.add_argument(
-        "--secret-file",
-        help=f"the operator secret (default ${SECRET_ENV}, else $SCHEDULER_PY_SECRET_FILE, else "
-        "the file the brain created: ~/.config/scheduler-py/operator.secret)",
-    )
+    _secret_option(parser)
     _common(parser)
     args = parser.parse_args(argv)
     secret = "" if args.dry_run else _operator_secret(args.secret_file)
@@ -320,11 +324,7 @@ def trigger_main(argv: list[str]) -> int:
     )
     parser.add_argument("action", choices=("pause", "resume"))
     parser.add_argument("--topology", "-t", default="", help="topology name (or id)")
-    parser.add_argument(
-        "--secret-file",
-        help=f"the operator secret (default ${SECRET_ENV}, else $SCHEDULER_PY_SECRET_FILE, else "
-        "the file the brain created: ~/.config/scheduler-py/operator.secret)",
-    )
+    _secret_option(parser)
     _common(parser)
     args = parser.parse_args(argv)
     secret = _operator_secret(args.secret_file, "trigger")
