@@ -26,7 +26,7 @@ from scheduler_py.service.auth import ensure_secret
 from scheduler_py.service.server import BrainHandler
 from scheduler_py.service.wire import wire
 from tests import dashboard_browser
-from tests.dashboard_fakes import TOKEN, FakeAggregates, aggregate
+from tests.dashboard_fakes import TOKEN, FakeAggregates, FakeBrain, aggregate
 from tests.snapshots import snapshot, supervisor, wordcount
 from tests.test_reconfig_cli import _serve
 from tests.test_reconfig_controller import FakeNimbus, ScriptedLive
@@ -198,3 +198,47 @@ def test_apply_needs_the_token_then_the_page_follows_the_reconfiguration(visit):
     assert "reconfiguration" in timeline[0] and "rolled_back" in timeline[0], timeline
     assert any(" plan wc-1: PLACE by even" in t for t in timeline[1:]), timeline
     _no_console_errors(visit, "decisions")
+
+
+@pytest.fixture()
+def fake(tmp_path):
+    """A dashboard over the fake brain of tests/dashboard_fakes.py, to take it away."""
+    brain = FakeBrain()
+    with dashboard_browser.serve(create_app(Sources(brain))) as base:
+        yield base, brain
+
+
+def _only_failed_loads(visit, status: int) -> None:
+    """Every SEVERE console entry since the last look is the browser reporting an API answer
+    with ``status`` (the page handled it): nothing else, no script error."""
+    severe = [e for e in visit.console() if e.startswith("SEVERE")]
+    unexpected = [e for e in severe if f"status of {status}" not in e or "/api/v1/" not in e]
+    assert unexpected == [], unexpected
+
+
+def test_pages_say_when_the_brain_cannot_be_reached(visit, fake, tmp_path):
+    base, brain = fake
+    brain.down = True
+    down = dashboard_browser.Visit(visit.driver, base, tmp_path)
+    down.open("cluster", "/")
+    down.wait(lambda: down.text("#health") == "brain: unreachable", "the health to say so")
+    down.wait(lambda: "cannot be reached" in down.text("#brain"), "the cluster panel to say so")
+    assert "fake-brain:9627" in down.text("#brain")
+    _only_failed_loads(down, 503)
+    down.open("topology", "/topology/wc")
+    down.wait(lambda: "cannot be reached" in down.text("#summary"), "the topology page to say so")
+    assert down.text("#health") == "brain: unreachable"
+    _only_failed_loads(down, 503)
+
+
+def test_pages_keep_showing_the_last_status_marked_stale(visit, fake, tmp_path):
+    base, brain = fake
+    stale = dashboard_browser.Visit(visit.driver, base, tmp_path)
+    stale.open("cluster", "/")
+    stale.wait(lambda: len(stale.rows("supervisors")) == 2, "the fake brain's 2 supervisors")
+    assert stale.text("#health") == "brain: ok"
+    brain.down = True
+    stale.wait(lambda: stale.text("#health") == "brain: stale", "the next poll to mark it stale")
+    assert [r[0] for r in stale.rows("supervisors")] == ["s1", "s2"]
+    assert [r[0] for r in stale.rows("topologies")] == ["wc"]
+    assert [e for e in stale.console() if e.startswith("SEVERE")] == []
