@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import json
 import os
 import shutil
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 WINDOW = (1280, 900)
 """the browser's viewport (px)"""
@@ -237,7 +240,8 @@ class Visit:
     def whatif(self, topology: str, algorithm: str, params: str = "{}") -> dict[str, Any]:
         """The What-if page: choose ``topology`` and ``algorithm``, run a dry run, wait for the
         comparison with the running placement; returns the comparison ``{row label: [running,
-        dry run]}``, the status line, the moves line and both placements."""
+        dry run]}``, the status line, the moves line, both placements and the API's answer
+        the page shows them from."""
         from selenium.webdriver.common.by import By
         from selenium.webdriver.support.ui import Select
 
@@ -263,6 +267,7 @@ class Visit:
             "moved": self.text("#wf-moved"),
             "running": self.placement("wf-running"),
             "proposed": self.placement("wf-proposal"),
+            "answer": json.loads(self.js("return document.getElementById('wf-json').textContent")),
         }
         self.finish("whatif")
         return shown
@@ -314,3 +319,47 @@ class Visit:
         assert [r[0] for r in rows] == names
         self.finish("algorithms")
         return rows
+
+
+def number(cell: str) -> float:
+    """The number a cell starts with (``"1.53 (66.7 % of all)"`` → 1.53)."""
+    return float(cell.split()[0])
+
+
+def check_whatif(shown: Mapping[str, Any], running_algorithm: str, algorithm: str) -> None:
+    """The What-if page shows the brain's dry run as its answer has it: the numbers (to the
+    page's 3 significant digits), the moves and both placements."""
+    answer = shown["answer"]
+    assert answer["dry_run"] is True, answer
+    proposal = answer["proposal"]
+    compare = shown["compare"]
+    assert compare["algorithm"] == [running_algorithm, algorithm], compare
+    assert compare["workers used"] == [
+        str(proposal["workers_before"]),
+        str(proposal["workers_after"]),
+    ]
+    for label, before, after in (
+        ("inter-worker traffic", "interworker_before", "interworker_after"),
+        ("max host CPU utilisation", "max_node_utilisation_before", "max_node_utilisation_after"),
+    ):
+        scale = 100 if "utilisation" in label else 1
+        shown_before, shown_after = (number(x) for x in compare[label])
+        assert shown_before == pytest.approx(scale * proposal[before], rel=5e-3, abs=1e-9), label
+        assert shown_after == pytest.approx(scale * proposal[after], rel=5e-3, abs=1e-9), label
+    gain = number(compare["predicted gain (inter-worker traffic)"][1])
+    assert gain == pytest.approx(proposal["predicted_gain"], rel=5e-3, abs=1e-9)
+    moves = proposal["moves"]
+    moved = [m for m in moves if m["from"] != m["to"]]
+    assert shown["moved"].startswith(f"{len(moved)} of {len(moves)} executors move"), shown
+    assert shown["running"] == by_slot(moves, "from")
+    assert shown["proposed"] == by_slot(moves, "to")
+
+
+def by_slot(moves: list[Mapping[str, Any]], side: str) -> dict[str, list[str]]:
+    """``worker → sorted "executor (tasks)"`` of a dry run's moves, on ``side`` from or to."""
+    slots: dict[str, list[str]] = {}
+    for move in moves:
+        slots.setdefault(move[side] or "(not placed)", []).append(
+            f"{move['executor']} ({move['tasks']})"
+        )
+    return {slot: sorted(executors) for slot, executors in slots.items()}

@@ -6,9 +6,7 @@ the candidate's numbers beside the running placement. No Storm cluster needed
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.request
 from collections import Counter
 
 import pytest
@@ -128,47 +126,14 @@ def test_decisions_page_lists_the_brains_plan_log(visit):
     _no_console_errors(visit, "decisions")
 
 
-def _number(cell: str) -> float:
-    """The number a cell starts with (``"1.53 (66.7 % of all)"`` → 1.53)."""
-    return float(cell.split()[0])
-
-
-def test_whatif_dry_run_shows_the_candidate_beside_the_running_placement(visit, dashboard):
+def test_whatif_dry_run_shows_the_candidate_beside_the_running_placement(visit):
     shown = visit.whatif("wc", "td")
-    base, _ = dashboard
-    request = urllib.request.Request(
-        f"{base}/api/v1/topologies/wc/whatif",
-        data=json.dumps({"algorithm": "td"}).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=30) as answer:
-        proposal = json.loads(answer.read())["proposal"]
-    compare = shown["compare"]
-    assert compare["algorithm"] == ["even", "td"]
-    assert compare["workers used"] == [
-        str(proposal["workers_before"]),
-        str(proposal["workers_after"]),
-    ]
+    dashboard_browser.check_whatif(shown, running_algorithm="even", algorithm="td")
+    proposal = shown["answer"]["proposal"]
     assert proposal["workers_after"] < proposal["workers_before"] == 3
-    before, after = (_number(x) for x in compare["inter-worker traffic"])
-    assert before == pytest.approx(proposal["interworker_before"], rel=5e-3)
-    assert after == pytest.approx(proposal["interworker_after"], rel=5e-3)
-    assert _number(compare["predicted gain (inter-worker traffic)"][1]) == pytest.approx(
-        proposal["predicted_gain"], rel=5e-3
-    )
-    assert after < before, compare
-    moved = [m for m in proposal["moves"] if m["from"] != m["to"]]
-    assert f"{len(moved)} of 11 executors move" in shown["moved"]
-    assert shown["running"] == _by_slot(proposal["moves"], "from")
-    assert shown["proposed"] == _by_slot(proposal["moves"], "to")
+    assert proposal["interworker_after"] < proposal["interworker_before"]
+    assert shown["status"] == "dry run: wc by td"
     _no_console_errors(visit, "whatif")
-
-
-def _by_slot(moves, side):
-    slots: dict[str, list[str]] = {}
-    for move in moves:
-        slots.setdefault(move[side], []).append(f"{move['executor']} ({move['tasks']})")
-    return {slot: sorted(executors) for slot, executors in slots.items()}
 
 
 def test_algorithms_page_lists_the_registry(visit):
