@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import io
 import json
 import os
 import shutil
@@ -24,6 +25,8 @@ WINDOW = (1280, 900)
 """the browser's viewport (px)"""
 MAX_SHOT_HEIGHT = 1700
 """a screenshot shows the whole page, cut at this height (px)"""
+PNG_BUDGET = 300_000
+"""bytes a screenshot may take before it is reduced to a palette"""
 SCREENSHOTS_ENV = "DASHBOARD_SCREENSHOTS"
 """a directory to save each page's screenshot in (README "Dashboard"); default a tmp dir"""
 
@@ -90,6 +93,25 @@ def serve(app: Any) -> Iterator[str]:
     finally:
         server.shutdown()
         thread.join(10)
+
+
+def save_png(data: bytes, path: Path) -> None:
+    """Write a screenshot; one over :data:`PNG_BUDGET` bytes is reduced to 128 colours when
+    Pillow is installed (it is with the ``[bench]`` extra: matplotlib)."""
+    if len(data) > PNG_BUDGET:
+        try:
+            from PIL import Image
+        except ImportError:
+            pass
+        else:
+            with Image.open(io.BytesIO(data)) as image:
+                palette = image.convert("RGB").quantize(
+                    colors=128, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE
+                )
+                out = io.BytesIO()
+                palette.save(out, format="PNG", optimize=True)
+                data = out.getvalue()
+    path.write_bytes(data)
 
 
 def screenshot_dir(default: Path) -> Path:
@@ -169,7 +191,7 @@ class Visit:
                 "clip": {"x": 0, "y": 0, "width": WINDOW[0], "height": height, "scale": 1},
             },
         )
-        (self.shots / f"{page}.png").write_bytes(base64.b64decode(shot["data"]))
+        save_png(base64.b64decode(shot["data"]), self.shots / f"{page}.png")
         self.errors[page] = [entry for entry in self.console() if entry.startswith("SEVERE")]
 
     # -- the pages ------------------------------------------------------------------
