@@ -175,7 +175,7 @@ async function renderTopology() {
   summary.className = "panel";
   const basis = data.cost_basis || {};
   summary.replaceChildren(
-    element("div", [element("strong", data.id), `: ${text(data.decision)} by ${text(data.algorithm)}, ` +
+    element("div", [element("strong", data.id), `: ${text(data.decision)}${data.algorithm ? ` by ${data.algorithm}` : ""}, ` +
       `${data.executors} executors on ${data.workers_used} of ${text(data.num_workers)} workers`]),
     element("div", `Storm's status: ${text(data.storm_status)}`),
     element("div", basis.basis === "measured"
