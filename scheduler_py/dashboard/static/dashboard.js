@@ -188,7 +188,7 @@ async function renderTopology() {
   for (const h of data.placement) {
     elements.push({ group: "nodes", data: { id: `h:${h.host}`, label: `host ${h.host}` }, classes: "host" });
     for (const w of h.workers) {
-      elements.push({ group: "nodes", data: { id: `w:${w.worker}`, label: `worker ${w.worker}`, parent: `h:${h.host}` }, classes: "worker" });
+      elements.push({ group: "nodes", data: { id: `w:${w.worker}`, label: `worker :${w.worker.split(":").pop()}`, parent: `h:${h.host}` }, classes: "worker" });
       for (const e of w.executors) {
         elements.push({ group: "nodes", data: { id: `e:${e.executor}`, label: `${e.component} ${e.executor}`,
           parent: `w:${w.worker}`, component: e.component }, position: positions[`e:${e.executor}`] });
