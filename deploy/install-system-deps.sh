@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the system packages the build needs when they are missing (Debian/Ubuntu):
 # a JDK 17+, Maven, the Thrift compiler (generates the shim's Java code from
-# scheduler_py/service/scheduler.thrift), Python venv support, zip, curl, ss. Idempotent.
+# scheduler_py/service/scheduler.thrift), Python venv support, zip, curl, ss, and headless
+# Chromium with its WebDriver (the dashboard's browser tests, tests/test_dashboard_browser.py).
+# Idempotent.
 set -euo pipefail
 
 missing=()
@@ -12,6 +14,8 @@ command -v thrift >/dev/null 2>&1 || missing+=(thrift-compiler)
 command -v zip >/dev/null 2>&1 || missing+=(zip)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v ss >/dev/null 2>&1 || missing+=(iproute2)  # ss: free ports, what listens where (deploy/*-up.sh)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 
 if [ ${#missing[@]} -eq 0 ]; then

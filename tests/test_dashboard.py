@@ -15,6 +15,7 @@ from scheduler_py.dashboard.app import create_app
 from scheduler_py.dashboard.planlog import PlanLogFile
 from scheduler_py.dashboard.sources import Sources
 from scheduler_py.dashboard.token import TokenError, load_or_create_token
+from scheduler_py.reconfig.history import History
 from tests.dashboard_fakes import TOKEN, Clock, FakeAggregates, FakeBrain, aggregate
 
 BODY = {"algorithm": "td", "params": {"key": "rs"}}
@@ -158,6 +159,22 @@ def test_decisions_merge_plan_log_and_history_newest_first(env):
     assert items[2]["round_ms"] == 10.0
     only = client.get("/api/v1/decisions?topology=wc&limit=5").get_json()["items"]
     assert [i["kind"] for i in only] == ["reconfiguration", "plan"]
+
+
+def test_a_reconfiguration_is_placed_on_the_timeline_by_its_start(env):
+    """The brain's ``history`` answers History.entries: events merged, timed by ``started``
+    and ``updated`` (scheduler_py/reconfig/history.py), not by an event's ``at``."""
+    client, brain, _, log, _ = env
+    log.write_text(json.dumps({"topology_id": "wc-1", "decision": "PLACE", "timestamp_ms": 1000}))
+    journal = History()
+    journal.record("wc", "r-9", state="draining", trigger="operator")
+    journal.record("wc", "r-9", state="rolled_back", reason="timed out")
+    (entry,) = journal.entries("wc")
+    brain.histories["wc"] = [entry]
+    items = client.get("/api/v1/decisions?topology=wc").get_json()["items"]
+    assert [i["kind"] for i in items] == ["reconfiguration", "plan"]
+    assert items[0]["time_ms"] == int(entry["started"] * 1000)
+    assert items[0]["entry"]["states"] == ["draining", "rolled_back"]
 
 
 def test_decisions_without_a_plan_log_say_so(tmp_path):

@@ -34,7 +34,9 @@ def _plan(entry: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _reconfiguration(entry: Mapping[str, Any]) -> dict[str, Any]:
-    at = entry.get("at")
+    # History.entries (scheduler_py/reconfig/history.py) merges a reconfiguration's events
+    # into one entry with ``started``/``updated`` times; a single event has ``at``
+    at = entry.get("started", entry.get("at"))
     return {
         "kind": "reconfiguration",
         "time_ms": int(at * 1000) if isinstance(at, int | float) else None,
