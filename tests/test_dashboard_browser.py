@@ -144,7 +144,7 @@ def test_algorithms_page_lists_the_registry(visit):
 
 def test_apply_needs_the_token_then_the_page_follows_the_reconfiguration(visit):
     refused = visit.apply("wc", "td", token="wrong", until="")
-    assert refused["status"].startswith("401: applying a plan needs the header"), refused
+    assert refused["status"].startswith("401: applying plans needs the header"), refused
     assert refused["progress"] == []
     # the browser reports the refused request itself, and nothing else
     (logged,) = [e for e in visit.console() if e.startswith("SEVERE")]
