@@ -291,17 +291,7 @@ def test_trigger_declines_and_records_the_numbers(tmp_path):
 def test_a_placement_made_on_declared_costs_is_replanned_on_its_first_steady_aggregate(tmp_path):
     """The brain placed wc before anything was measured; the first aggregate after the warm-up
     fires the `measured` trigger once (judged like any other); a second aggregate does not."""
-    from scheduler_py.monitoring.measured import StaticAggregates
-
-    measured = StaticAggregates()
-    controller = Controller(
-        RoundConfig(costs=measured),
-        TriggerConfig(warmup_secs=0, decline_backoff_secs=0),
-        History(tmp_path),
-        FakeNimbus(),
-        live=ScriptedLive(),
-        references=lambda tid, agg: None,
-    )
+    measured, controller = _measuring_controller(tmp_path)
     _round(controller, _cluster(wordcount()))  # PLACE on declared costs
     placed = wordcount(current=[(t, t, "s1", 6700) for t in range(1, 12)], needs_scheduling=False)
     _round(controller, _cluster(placed))
@@ -315,17 +305,7 @@ def test_a_placement_made_on_declared_costs_is_replanned_on_its_first_steady_agg
 
 
 def test_a_placement_made_on_measured_costs_is_not_replanned_for_it(tmp_path):
-    from scheduler_py.monitoring.measured import StaticAggregates
-
-    measured = StaticAggregates()
-    controller = Controller(
-        RoundConfig(costs=measured),
-        TriggerConfig(warmup_secs=0, decline_backoff_secs=0),
-        History(tmp_path),
-        FakeNimbus(),
-        live=ScriptedLive(),
-        references=lambda tid, agg: None,
-    )
+    measured, controller = _measuring_controller(tmp_path)
     placed = wordcount(current=[(t, t, "s1", 6700) for t in range(1, 12)], needs_scheduling=False)
     _round(controller, _cluster(placed))  # KEEP: Storm placed it; no declared-cost plan of ours
     measured.aggregates[placed.id] = _steady_aggregate(placed.id, int(time.time() * 1000))
@@ -345,3 +325,19 @@ def _steady_aggregate(topology_id: str, computed_ms: int) -> dict:
         "pairs": [],
         "change": {"l1_relative": 0.0},
     }
+
+
+def _measuring_controller(tmp_path):
+    """A controller reading aggregates from memory, no warm-up, no back-off."""
+    from scheduler_py.monitoring.measured import StaticAggregates
+
+    measured = StaticAggregates()
+    controller = Controller(
+        RoundConfig(costs=measured),
+        TriggerConfig(warmup_secs=0, decline_backoff_secs=0),
+        History(tmp_path),
+        FakeNimbus(),
+        live=ScriptedLive(),
+        references=lambda tid, agg: None,
+    )
+    return measured, controller
