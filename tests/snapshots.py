@@ -124,3 +124,18 @@ def view_of(snapshot_value: Any, index: int = 0, costs: Any = None) -> Any:
 
     state = to_state(snapshot_value)
     return storm_view(state, state.topologies[index], None, costs)
+
+
+def aggregate_doc(topology_id: str, computed_ms: int, change: float = 0.0) -> dict[str, Any]:
+    """A measured aggregate with no executors, its window after ``computed_ms`` (so it is taken
+    as steady once any warm-up of 0 s is over) and the change signal ``change``."""
+    return {
+        "topology_id": topology_id,
+        "computed_at_ms": computed_ms,
+        "window_start_ms": computed_ms + 60_000,
+        "window_end_ms": computed_ms + 70_000,
+        "windows": 1,
+        "executors": [],
+        "pairs": [],
+        "change": {"l1_relative": change},
+    }

@@ -15,7 +15,7 @@ from scheduler_py.reconfig.trigger import TriggerConfig
 from scheduler_py.scheduling.interfaces import LiveTask, LiveWorker
 from scheduler_py.scheduling.round import RoundConfig
 from scheduler_py.service.snapshot import to_state
-from tests.snapshots import answer, snapshot, supervisor, wordcount
+from tests.snapshots import aggregate_doc, answer, snapshot, supervisor, wordcount
 
 SPREAD = [(t, t, f"s{(t - 1) % 3 + 1}", 6700) for t in range(1, 12)]
 FAST = TriggerConfig(
@@ -270,16 +270,7 @@ def test_trigger_declines_and_records_the_numbers(tmp_path):
     )
     _round(controller, _cluster(topo))
     for i, change in enumerate((0.0, 0.9)):
-        aggregates[topo.id] = {
-            "topology_id": topo.id,
-            "computed_at_ms": now_ms + i,
-            "window_start_ms": now_ms + 60_000 + i,
-            "window_end_ms": now_ms + i,
-            "windows": 1,
-            "executors": [],
-            "pairs": [],
-            "change": {"l1_relative": change},
-        }
+        aggregates[topo.id] = aggregate_doc(topo.id, now_ms + i, change)
         controller.check_once()
     entries = controller.history_of("wc")
     assert [e["state"] for e in entries] == ["declined"]
@@ -297,7 +288,7 @@ def test_a_placement_made_on_declared_costs_is_replanned_on_its_first_steady_agg
     _round(controller, _cluster(placed))
     now_ms = int(time.time() * 1000)
     for i in range(2):
-        measured.aggregates[placed.id] = _steady_aggregate(placed.id, now_ms + i)
+        measured.aggregates[placed.id] = aggregate_doc(placed.id, now_ms + i)
         controller.check_once()
     entries = controller.history_of("wc")
     assert [e["trigger"] for e in entries] == ["measured"], entries
@@ -308,23 +299,9 @@ def test_a_placement_made_on_measured_costs_is_not_replanned_for_it(tmp_path):
     measured, controller = _measuring_controller(tmp_path)
     placed = wordcount(current=[(t, t, "s1", 6700) for t in range(1, 12)], needs_scheduling=False)
     _round(controller, _cluster(placed))  # KEEP: Storm placed it; no declared-cost plan of ours
-    measured.aggregates[placed.id] = _steady_aggregate(placed.id, int(time.time() * 1000))
+    measured.aggregates[placed.id] = aggregate_doc(placed.id, int(time.time() * 1000))
     controller.check_once()
     assert controller.history_of("wc") == []
-
-
-def _steady_aggregate(topology_id: str, computed_ms: int) -> dict:
-    """An aggregate whose window starts after the (zero) warm-up: it becomes the reference."""
-    return {
-        "topology_id": topology_id,
-        "computed_at_ms": computed_ms,
-        "window_start_ms": computed_ms + 60_000,
-        "window_end_ms": computed_ms + 70_000,
-        "windows": 1,
-        "executors": [],
-        "pairs": [],
-        "change": {"l1_relative": 0.0},
-    }
 
 
 def _measuring_controller(tmp_path):

@@ -21,7 +21,7 @@ from scheduler_py.service.auth import ensure_secret
 from scheduler_py.service.server import BrainHandler
 from scheduler_py.service.wire import wire
 from tests.dashboard_fakes import TOKEN, Clock, FakeBrain
-from tests.snapshots import supervisor, wordcount
+from tests.snapshots import aggregate_doc, supervisor, wordcount
 from tests.test_reconfig_cli import _serve, brain_with_controller
 from tests.test_reconfig_controller import FakeNimbus, ScriptedLive, _cluster, _round
 
@@ -82,16 +82,7 @@ def _watched_controller(tmp_path):
 
     def check(change: float) -> None:
         i = next(step)
-        measured.aggregates[topology.id] = {
-            "topology_id": topology.id,
-            "computed_at_ms": now_ms + i,
-            "window_start_ms": now_ms + 60_000 + i,
-            "window_end_ms": now_ms + i,
-            "windows": 1,
-            "executors": [],
-            "pairs": [],
-            "change": {"l1_relative": change},
-        }
+        measured.aggregates[topology.id] = aggregate_doc(topology.id, now_ms + i, change)
         controller.check_once()
 
     return controller, check

@@ -17,13 +17,12 @@ within 5 minutes) is judged by :func:`adaptive_target` from the timeline and tha
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from scheduler_py.bench.cluster_runs import baseline
+from scheduler_py.bench.cluster_runs import best_brain
 
 ADAPTIVE = "brain:adaptive"
 PLACED_BY = "even"
@@ -48,6 +47,12 @@ DEADLINE_S = 300.0
 """The target's 5 minutes, counted from the first acked tuple of every spout."""
 TARGET_SHARE = 0.9
 TERMINAL = ("completed", "rolled_back", "failed", "declined")
+
+Counts = Callable[[], Mapping[str, int]]
+"""-> acked count per spout executor (``task-range@host:port``)"""
+History = Callable[[], Sequence[Mapping[str, Any]]]
+"""-> the brain's history entries of the topology"""
+Clock = Callable[[], float]
 
 
 def topology_conf(algorithm: str) -> dict[str, object]:
@@ -77,14 +82,14 @@ def rate_between(
 
 
 def follow(
-    counts: Any,
-    history: Any,
+    counts: Counts,
+    history: History,
     ready_at: float,
     settle_s: float,
     deadline_s: float = DEADLINE_S,
     poll_s: float = POLL_S,
-    clock: Any = time.monotonic,
-    sleep: Any = time.sleep,
+    clock: Clock = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> dict[str, Any]:
     """Sample until the reconfiguration is over and ``settle_s`` more have passed, or until
     ``deadline_s`` after ``ready_at``. ``counts()`` returns ``{executor: acked}``,
@@ -93,7 +98,7 @@ def follow(
     timeline: list[dict[str, Any]] = []
     previous = _sample(counts, clock)
     ended_at: float | None = None
-    entries: list[dict[str, Any]] = []
+    entries: list[Mapping[str, Any]] = []
     while True:
         sleep(poll_s)
         current = _sample(counts, clock)
@@ -114,17 +119,16 @@ def follow(
     }
 
 
-def _sample(counts: Any, clock: Any) -> dict[str, tuple[float, int]]:
+def _sample(counts: Counts, clock: Clock) -> dict[str, tuple[float, int]]:
     now = clock()
     return {key: (now, value) for key, value in counts().items()}
 
 
-def _read(history: Any) -> list[dict[str, Any]]:
+def _read(history: History) -> list[Mapping[str, Any]]:
     try:
-        entries = history()
+        return list(history())
     except Exception:  # the brain busy for a poll: the next poll reads it again
         return []
-    return list(entries) if isinstance(entries, list) else json.loads(entries)
 
 
 def _over(entries: Sequence[Mapping[str, Any]]) -> bool:
@@ -173,12 +177,7 @@ def adaptive_target(
     """≥ 90 % of the best static brain placement's median throughput within 5 minutes of the
     first acked tuple: the median over adaptive runs of the time after which the acked rate
     stays at ≥ 90 % (the measured interval counts as the timeline's last sample)."""
-    static = [
-        r["scheduler"]
-        for r in rows
-        if r["scheduler"].startswith("brain:") and r["scheduler"] != ADAPTIVE
-    ]
-    best = baseline(rows, topology, loadaware, static)
+    best = best_brain(rows, topology, loadaware)
     mine = [
         r
         for r in runs

@@ -163,7 +163,6 @@ class Controller:
             report["reconfiguration"] = "none: the new plan is the running placement"
             return report
         entry_id = self._start(name, proposal, Trigger("operator", "scheduler-py replan"), config)
-        self._planned_on[topo.id] = proposal.view.costs
         report["reconfiguration_id"] = entry_id
         return report
 
@@ -362,7 +361,6 @@ class Controller:
             )
             return False
         log.info("reconfiguring %s: %s (trigger: %s)", topo.name, verdict.reason, fired.detail)
-        self._planned_on[topo.id] = proposal.view.costs
         self._start(topo.name, proposal, fired, config, verdict.reason, verdict.numbers, entry_id)
         return True
 
@@ -429,6 +427,7 @@ class Controller:
             if topology_id in self._busy:
                 raise ReconfigError(f"{name} is already being reconfigured; see its history")
             self._busy.add(topology_id)
+            self._planned_on[topology_id] = proposal.view.costs
         entry_id = entry_id or _new_id()
         self.history.record(
             name,
