@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Entrypoint of the image built by deploy/Dockerfile: one Storm role per container.
 #
-#   docker-entrypoint.sh zookeeper | nimbus | supervisor | ui | brain
+#   docker-entrypoint.sh zookeeper | nimbus | supervisor | ui | brain | dashboard
 #   docker-entrypoint.sh spark-master | spark-worker | aggregate [aggregate options...]
 #   docker-entrypoint.sh submit <project> [name] [sparse submit options...]
 #   docker-entrypoint.sh <any other command>     (run as is, e.g. bash)
@@ -81,7 +81,15 @@ EOF
     exec "$VENV/bin/scheduler-py" serve --host 0.0.0.0 --port "$BRAIN_PORT" \
       --log-file "$STORM_LOG_DIR/brain.log" \
       --zookeeper "$STORM_ZK_HOST:$STORM_ZK_PORT" \
-      --nimbus "$STORM_NIMBUS_HOST:$STORM_NIMBUS_PORT" --state-dir /var/storm/brain "$@" ;;
+      --nimbus "$STORM_NIMBUS_HOST:$STORM_NIMBUS_PORT" --state-dir /var/storm/brain \
+      --plan-log "$STORM_LOG_DIR/plan.jsonl" "$@" ;;
+  dashboard)
+    # the brain's volume is mounted read-only at /var/brain (docker-compose.yml): its plan
+    # log; the operator secret comes from SCHEDULER_PY_SECRET_FILE
+    exec "$VENV/bin/scheduler-py" dashboard --host 0.0.0.0 --port "${DASHBOARD_PORT:-9628}" \
+      --brain "$BRAIN_HOST:$BRAIN_PORT" --zookeeper "$STORM_ZK_HOST:$STORM_ZK_PORT" \
+      --plan-log "${BRAIN_PLAN_LOG:-/var/brain/logs/plan.jsonl}" \
+      --token-file "$STATE/dashboard.token" "$@" ;;
   spark-master|spark-worker)
     # Spark standalone from the pyspark package's own launcher, as deploy/spark-up.sh runs it
     # natively; it binds to the container's hostname (= the service name; the web UI binds

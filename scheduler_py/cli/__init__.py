@@ -14,6 +14,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -177,6 +178,25 @@ def cmd_trigger(args: argparse.Namespace) -> int:
     return trigger_main(args.rest)
 
 
+# subcommands with a parser of their own: name -> (one-line help, entry point)
+SELF_PARSING: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
+    "metrics": (
+        "the measured CPU and traffic of a running topology (latest aggregate)",
+        cmd_metrics,
+    ),
+    "placement": (
+        "print where a running topology's executors are (Nimbus vs brain)",
+        cmd_placement,
+    ),
+    "replan": (
+        "re-plan a running topology now (--dry-run: only show the plan and its gain)",
+        cmd_replan,
+    ),
+    "history": ("a topology's reconfiguration history", cmd_history),
+    "trigger": ("pause or resume the automatic reconfiguration trigger (all or one)", cmd_trigger),
+}
+
+
 def cmd_dashboard(args: argparse.Namespace) -> int:
     from scheduler_py.cli.dashboard import run
 
@@ -271,34 +291,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_aggregate_arguments(aggregate)
     aggregate.set_defaults(func=cmd_aggregate)
 
-    metrics = sub.add_parser(
-        "metrics", help="the measured CPU and traffic of a running topology (latest aggregate)"
-    )
-    metrics.add_argument("rest", nargs=argparse.REMAINDER)
-    metrics.set_defaults(func=cmd_metrics)
-
-    placement = sub.add_parser(
-        "placement", help="print where a running topology's executors are (Nimbus vs brain)"
-    )
-    placement.add_argument("rest", nargs=argparse.REMAINDER)
-    placement.set_defaults(func=cmd_placement)
-
-    replan = sub.add_parser(
-        "replan",
-        help="re-plan a running topology now (--dry-run: only show the plan and its gain)",
-    )
-    replan.add_argument("rest", nargs=argparse.REMAINDER)
-    replan.set_defaults(func=cmd_replan)
-
-    history = sub.add_parser("history", help="a topology's reconfiguration history")
-    history.add_argument("rest", nargs=argparse.REMAINDER)
-    history.set_defaults(func=cmd_history)
-
-    trigger = sub.add_parser(
-        "trigger", help="pause or resume the automatic reconfiguration trigger (all or one)"
-    )
-    trigger.add_argument("rest", nargs=argparse.REMAINDER)
-    trigger.set_defaults(func=cmd_trigger)
+    for name, (summary, command) in SELF_PARSING.items():
+        # add_help=False: `-h` belongs to the subcommand's own parser; main() hands it
+        # everything after its name
+        own = sub.add_parser(name, help=summary, add_help=False)
+        own.add_argument("rest", nargs=argparse.REMAINDER)
+        own.set_defaults(func=command)
 
     from scheduler_py.cli.dashboard import add_arguments as add_dashboard_arguments
 
@@ -310,8 +308,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line parsed; a subcommand of :data:`SELF_PARSING` gets every argument
+    after its name as ``rest`` (argparse's REMAINDER refuses one that starts with an option,
+    as in ``replan --dry-run NAME``)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if argv and argv[0] in SELF_PARSING:
+        return argparse.Namespace(command=argv[0], rest=argv[1:], func=SELF_PARSING[argv[0]][1])
+    return parser.parse_args(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_arguments(argv)
     try:
         return args.func(args)
     except SchedulingError as error:

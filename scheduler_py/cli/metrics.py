@@ -6,6 +6,8 @@ import argparse
 import sys
 import time
 
+from kazoo.handlers.threading import KazooTimeoutError
+
 from scheduler_py.monitoring.show import render
 from scheduler_py.monitoring.zk import DEFAULT_ROOT, MonitorStore, connect
 from scheduler_py.nimbus import NimbusCtl, parse_hostport
@@ -45,7 +47,15 @@ def main(argv: list[str] | None = None) -> int:
     if topology_id is None:
         print(f"scheduler-py metrics: no running topology {args.topology!r}", file=sys.stderr)
         return 2
-    client = connect(args.zookeeper)
+    try:
+        client = connect(args.zookeeper)
+    except KazooTimeoutError:
+        print(
+            f"scheduler-py metrics: cannot reach ZooKeeper at {args.zookeeper} (no connection "
+            "within 10 s); pass --zookeeper HOST:PORT (storm.yaml's storm.zookeeper.servers)",
+            file=sys.stderr,
+        )
+        return 2
     try:
         store = MonitorStore(client, args.root)
         deadline = time.monotonic() + args.wait

@@ -3,6 +3,7 @@
 from scheduler_py.nimbus.client import (
     ExecutorRun,
     NimbusCtl,
+    NimbusUnreachable,
     SupervisorState,
     TopologyState,
     default_nimbus,
@@ -12,6 +13,7 @@ from scheduler_py.nimbus.client import (
 __all__ = [
     "ExecutorRun",
     "NimbusCtl",
+    "NimbusUnreachable",
     "SupervisorState",
     "TopologyState",
     "default_nimbus",

@@ -87,6 +87,10 @@ class ExecutorRun:
     acked: int
 
 
+class NimbusUnreachable(ConnectionError):
+    """No connection to Nimbus (an ``OSError``, so the CLI reports it in one line)."""
+
+
 class NimbusCtl:
     """A few Nimbus calls, each on a fresh connection (Nimbus may restart under us)."""
 
@@ -96,16 +100,23 @@ class NimbusCtl:
     def _client(self):
         from thriftpy2.protocol import TBinaryProtocolFactory
         from thriftpy2.rpc import make_client
-        from thriftpy2.transport import TFramedTransportFactory
+        from thriftpy2.transport import TFramedTransportFactory, TTransportException
 
-        return make_client(
-            nimbus_idl().Nimbus,
-            host=self.host,
-            port=self.port,
-            proto_factory=TBinaryProtocolFactory(),
-            trans_factory=TFramedTransportFactory(),
-            timeout=self.timeout_ms,
-        )
+        try:
+            return make_client(
+                nimbus_idl().Nimbus,
+                host=self.host,
+                port=self.port,
+                proto_factory=TBinaryProtocolFactory(),
+                trans_factory=TFramedTransportFactory(),
+                timeout=self.timeout_ms,
+            )
+        except TTransportException as error:
+            raise NimbusUnreachable(
+                f"cannot reach Nimbus at {self.host}:{self.port} ({error.message}); is it "
+                "running there? Pass --nimbus HOST:PORT (storm.yaml's nimbus.seeds and "
+                "nimbus.thrift.port)"
+            ) from error
 
     def _call(self, method: str, *args):
         client = self._client()

@@ -1,0 +1,231 @@
+"""The docker-compose cluster (docker-compose.yml, deploy/Dockerfile), built and run for real:
+a Docker engine (started when none runs, stopped afterwards if this test started it), the
+base image (made with debootstrap where Docker Hub is out of reach), `compose build`,
+`up -d`, word count submitted by the `submit` service, then what an operator relies on —
+the brain placed it, the worker monitor's records and the PySpark aggregate reached
+ZooKeeper, `replan --dry-run` and the dashboard answer, a killed supervisor's executors
+are re-placed by the brain within two scheduling rounds — and `down -v` leaves nothing.
+
+Runs where a Docker engine can be started (root with Debian's docker.io, or a running
+engine); skips with the reason elsewhere. ``SCHEDULER_PY_COMPOSE_TEST=require`` (``make
+compose-test``) turns that skip into a failure; ``=skip`` skips it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+import urllib.request
+
+import pytest
+
+from scheduler_py.monitoring.zk import MonitorStore, connect
+from scheduler_py.nimbus import NimbusCtl
+from scheduler_py.service.client import call_brain
+from tests.cluster.compose import (
+    DEPLOY,
+    ComposeProject,
+    EngineUnavailable,
+    base_image,
+    compose_command,
+    environment,
+    start_engine,
+    stop_engine,
+    timed,
+)
+from tests.cluster.waiting import machine_timeout, wait_until
+
+MODE = os.environ.get("SCHEDULER_PY_COMPOSE_TEST", "auto")
+PROJECT = "spycomposetest"
+# its own /24 of 198.18.0.0/15, beside the recipe's default 198.19.250.0/24
+SUBNET = "198.19.251.0/24"
+NAME = "wordcount"
+MONITOR_ROOT = "/scheduler-py"
+ROUND_SECS = 5  # STORM_MONITOR_FREQ_SECS in docker-compose.yml
+
+
+def _report(line: str) -> None:
+    print(f"[compose-test] {line}", flush=True)
+
+
+@pytest.fixture(scope="module")
+def compose():
+    if MODE == "skip":
+        pytest.skip("SCHEDULER_PY_COMPOSE_TEST=skip")
+    env = environment(
+        COMPOSE_PROJECT_NAME=PROJECT,
+        COMPOSE_SUBNET=SUBNET,
+        # published on random loopback ports: never in the way of a native cluster
+        NIMBUS_PUBLISH="127.0.0.1:",
+        BRAIN_PUBLISH="127.0.0.1:",
+        DASHBOARD_PUBLISH="127.0.0.1:",
+        SPARK_UI_PUBLISH="127.0.0.1:",
+    )
+    try:
+        start_engine(env)
+        command = compose_command()
+    except EngineUnavailable as reason:
+        if MODE == "require":
+            pytest.fail(f"SCHEDULER_PY_COMPOSE_TEST=require, but {reason}")
+        pytest.skip(str(reason))
+    project = None
+    try:
+        image, seconds = timed(base_image, env)
+        _report(f"base image {image} ready in {seconds:.0f} s")
+        env["DEBIAN_IMAGE"] = image
+        # the build trusts what this host trusts (a TLS-intercepting proxy's CA)
+        subprocess.run([str(DEPLOY / "host-ca-certificates.sh")], env=env, check=True, timeout=60)
+        project = ComposeProject(PROJECT, env, command)
+        project.run("down", "-v", "--remove-orphans", timeout=300)  # a killed earlier run
+        _, seconds = timed(project.run, "build", timeout=3600)
+        _report(f"`{' '.join(command)} build` took {seconds:.0f} s")
+        _report(f"image size: {_image_size()}")
+        _, seconds = timed(project.run, "up", "-d", timeout=900)
+        _report(f"`up -d` took {seconds:.0f} s")
+        yield project
+    finally:
+        try:
+            if project is not None:
+                _dump_logs(project)
+                project.run("down", "-v", "--remove-orphans", timeout=600)
+                left = project.leftovers()
+                assert not any(left.values()), f"`down -v` left {left}"
+        finally:
+            stop_engine(env)
+
+
+def _image_size() -> str:
+    out = subprocess.run(
+        ["docker", "image", "inspect", "-f", "{{.Size}}", "scheduler-py/storm:2.8.4"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    return f"{int(out) / 1e6:.0f} MB" if out.isdigit() else "unknown"
+
+
+def _dump_logs(project: ComposeProject) -> None:
+    """The last lines of every service, for a failure's report (pytest shows stdout)."""
+    logs = project.run("logs", "--no-color", "--tail", "40", check=False, timeout=120)
+    print(logs.stdout[-20000:])
+
+
+@pytest.fixture(scope="module")
+def nimbus(compose):
+    ctl = NimbusCtl(compose.address("nimbus"), 6627)
+    wait_until(
+        lambda: _supervisors(ctl) == 3,
+        machine_timeout(240),
+        "Nimbus to answer with the 3 supervisor containers registered",
+        lambda: f"(saw {_supervisors(ctl)})",
+    )
+    return ctl
+
+
+def _supervisors(ctl: NimbusCtl) -> int:
+    try:
+        return len(ctl.cluster_summary()["supervisors"])
+    except Exception:  # Nimbus not up yet
+        return -1
+
+
+@pytest.fixture(scope="module")
+def wordcount(compose, nimbus):
+    """Word count submitted the way the README says, by the `submit` service."""
+    _, seconds = timed(
+        compose.run, "--profile", "demo", "run", "--rm", "submit", timeout=machine_timeout(600)
+    )
+    _report(f"submit (build the jar, sparse submit, 100 acked tuples) took {seconds:.0f} s")
+    topology_id = nimbus.find_topology_id(NAME)
+    assert topology_id, f"{NAME} is not running after the submit service finished"
+    return topology_id
+
+
+def test_the_brain_placed_word_count(compose, nimbus, wordcount):
+    status = nimbus.topology_state(NAME).sched_status or ""
+    assert status.startswith("Scheduled by scheduler-py brain"), status
+    hosts = {run.host for run in nimbus.executor_runs(NAME)}
+    assert hosts <= {"supervisor1", "supervisor2", "supervisor3"}, hosts
+
+
+def test_monitor_records_and_the_aggregate_reach_zookeeper(compose, wordcount):
+    client = connect(f"{compose.address('zookeeper')}:2181")
+    try:
+        store = MonitorStore(client, MONITOR_ROOT)
+        windows = wait_until(
+            lambda: store.load_windows(wordcount),
+            machine_timeout(120),
+            "the worker monitor's window records in ZooKeeper",
+        )
+        _report(f"{len(windows)} window records in ZooKeeper")
+        aggregate = wait_until(
+            lambda: store.read_aggregate(wordcount),
+            machine_timeout(300),
+            "an aggregate written by the `aggregate` service (Spark standalone)",
+        )
+        assert aggregate["executors"], aggregate
+        _report(f"aggregate over {aggregate.get('records')} records")
+    finally:
+        client.stop()
+
+
+def test_replan_dry_run_answers_inside_the_brain_container(compose, wordcount):
+    result = compose.run(
+        "exec", "-T", "brain", "scheduler-py", "replan", "--dry-run", NAME, timeout=300
+    )
+    assert NAME in result.stdout, result.stdout
+    _report("replan --dry-run: " + result.stdout.strip().splitlines()[0])
+
+
+def test_the_dashboard_answers(compose, wordcount):
+    base = f"http://{compose.address('dashboard')}:9628/api/v1"
+
+    def topologies():
+        try:
+            with urllib.request.urlopen(f"{base}/topologies", timeout=10) as response:
+                return json.load(response)["topologies"]
+        except OSError:
+            return None
+
+    listed = wait_until(topologies, machine_timeout(120), "the dashboard's /api/v1/topologies")
+    assert NAME in {t["name"] for t in listed}, listed
+    with urllib.request.urlopen(f"{base}/cluster", timeout=10) as response:
+        cluster = json.load(response)
+    assert len(cluster["supervisors"]) == 3, cluster
+
+
+def test_a_killed_supervisor_is_replaced_by_the_brain_within_two_rounds(compose, nimbus, wordcount):
+    brain = f"{compose.address('brain')}:9627"
+    hosts = sorted({run.host for run in nimbus.executor_runs(NAME)})
+    victim = hosts[-1]
+    compose.run("kill", victim)
+    killed = time.monotonic()
+    gone_round: list[int] = []
+
+    def replaced():
+        status = json.loads(call_brain(brain, "status"))
+        seen = {s["host"] for s in status["supervisors"]}
+        if victim not in seen and not gone_round:
+            gone_round.append(status["round"])
+        runs = nimbus.executor_runs(NAME)
+        if gone_round and runs and all(run.host != victim for run in runs):
+            return status["round"]
+        return None
+
+    # Nimbus notices after nimbus.supervisor.timeout.secs (30 s, deploy/storm.yaml.template)
+    done_round = wait_until(
+        replaced,
+        machine_timeout(180),
+        f"the executors on the killed {victim} to be re-placed on the others",
+        lambda: f"(brain saw {victim} gone at round {gone_round or 'never'})",
+    )
+    seconds = time.monotonic() - killed
+    rounds = done_round - gone_round[0]
+    _report(
+        f"killed {victim}: re-placed {seconds:.0f} s after the kill, {rounds} round(s) "
+        "after the brain's snapshot lost it"
+    )
+    assert rounds <= 2, f"re-placed {rounds} rounds after the supervisor was gone"
+    status = nimbus.topology_state(NAME).sched_status or ""
+    assert status.startswith("Scheduled by scheduler-py brain"), status
