@@ -2,7 +2,8 @@
 # Make sure a Docker engine answers, starting one when none runs; stop only the engine
 # this script started.
 #
-#   deploy/docker-engine.sh start    # exit 0: an engine answers (ours or one already running)
+#   deploy/docker-engine.sh start    # exit 0: an engine answers; stdout says `started` (by
+#                                    # this call) or `running` (it was already)
 #                                    # exit 77: no engine can run here (the reason on stderr)
 #   deploy/docker-engine.sh stop     # stops the engine `start` started, if any; else nothing
 #   deploy/docker-engine.sh status
@@ -40,6 +41,7 @@ start() {
   if answers; then
     if our_pid >/dev/null; then log "running (started by this script, pid $(our_pid))"
     else log "running (not started by this script; it will be left running)"; fi
+    echo running
     return 0
   fi
   command -v dockerd >/dev/null 2>&1 \
@@ -68,6 +70,7 @@ start() {
     sleep 1
   done
   log "dockerd answers (pid $(cat "$PID_FILE"), storage driver $(docker info --format '{{.Driver}}'))"
+  echo started
 }
 
 stop() {

@@ -20,8 +20,9 @@ class EngineUnavailable(RuntimeError):
     """No Docker engine answers and none can be started here (the reason is the message)."""
 
 
-def start_engine(env: dict[str, str]) -> None:
-    """An engine answers afterwards, or :class:`EngineUnavailable` says why not."""
+def start_engine(env: dict[str, str]) -> bool:
+    """An engine answers afterwards (True: this call started it), or
+    :class:`EngineUnavailable` says why not."""
     result = subprocess.run(
         [str(DEPLOY / "docker-engine.sh"), "start"],
         env=env,
@@ -34,6 +35,7 @@ def start_engine(env: dict[str, str]) -> None:
         raise EngineUnavailable(result.stderr.strip().splitlines()[-1])
     if result.returncode != 0:
         raise AssertionError(f"deploy/docker-engine.sh start failed:\n{result.stderr}")
+    return result.stdout.strip().endswith("started")
 
 
 def stop_engine(env: dict[str, str]) -> None:

@@ -36,6 +36,9 @@ from tests.cluster.compose import (
 )
 from tests.cluster.waiting import machine_timeout, wait_until
 
+# the first build downloads Debian packages, Storm's jars and PySpark: longer than the
+# suite's per-test limit (pyproject.toml), which counts the module fixture's set-up
+pytestmark = pytest.mark.timeout(3600)
 MODE = os.environ.get("SCHEDULER_PY_COMPOSE_TEST", "auto")
 PROJECT = "spycomposetest"
 # its own /24 of 198.18.0.0/15, beside the recipe's default 198.19.250.0/24
@@ -63,7 +66,7 @@ def compose():
         SPARK_UI_PUBLISH="127.0.0.1:",
     )
     try:
-        start_engine(env)
+        started_engine = start_engine(env)
         command = compose_command()
     except EngineUnavailable as reason:
         if MODE == "require":
@@ -92,7 +95,8 @@ def compose():
                 left = project.leftovers()
                 assert not any(left.values()), f"`down -v` left {left}"
         finally:
-            stop_engine(env)
+            if started_engine:
+                stop_engine(env)
 
 
 def _image_size() -> str:
