@@ -284,7 +284,9 @@ class FakeClient:
 
     def get_children_async(self, path: str) -> _Result:
         prefix = path + "/"
-        children = [p[len(prefix) :] for p in self.nodes if p.startswith(prefix)]
+        children = sorted(
+            {p[len(prefix) :].split("/")[0] for p in self.nodes if p.startswith(prefix)}
+        )
         if not children and path not in self.nodes:
             return _Result(error=NoNodeError(path))
         return _Result(children)
