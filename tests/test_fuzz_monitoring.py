@@ -274,3 +274,34 @@ def test_a_corrupt_stored_reference_is_replaced(znode):
         assert replacement is None and change == 0.0, document["change"]
     if kind in BROKEN:
         assert replacement is not None, f"{kind}: the corrupt reference was used"
+
+
+def test_an_aggregate_whose_pairs_are_not_a_list_is_declared_costs_not_a_traceback():
+    """Found by the aggregate property: ``"pairs": 5.0`` raised a TypeError that the brain
+    logged with a traceback in every round."""
+    for field in ("pairs", "executors"):
+        source = ZooKeeperAggregates("fake-zk:2181", "/fuzz", cache_secs=0.0)
+        client = FakeClient(
+            {znodes.aggregate_path("/fuzz", "wc-1"): encode(fresh_aggregate() | {field: 5.0})}
+        )
+        client.connected = True
+        source._client = client
+        source.now_ms = lambda: NOW_MS
+        state = to_state(snapshot([supervisor("s1")], [wordcount()]))
+        with logged() as caught:
+            (decision,) = plan_round(state, RoundConfig("even", costs=source))
+        no_traceback(caught)
+        assert f"costs: declared (malformed aggregate: {field} is 5.0, expected a list)" in (
+            decision.reason
+        )
+
+
+def test_a_reference_with_a_string_for_a_number_is_replaced():
+    """Found by the reference property: the aggregation run raised a TypeError (and with it,
+    no topology's aggregate was written) until someone deleted the znode."""
+    document = fresh_aggregate() | {"records": 6}
+    stored = reference_document(fresh_aggregate())
+    stored["cpu"]["7-7"] = "7.5"
+    replacement = apply_change(document, stored)
+    assert replacement is not None and replacement["cpu"]["7-7"] == 7.5
+    assert document["change"]["l1_relative"] == 0.0
