@@ -25,7 +25,7 @@ from thriftpy2.thrift import TMessageType
 from thriftpy2.transport import TMemoryBuffer
 
 from scheduler_py.scheduling.round import RoundConfig
-from scheduler_py.service.server import BrainHandler
+from scheduler_py.service.server import BrainHandler, make_brain_server
 from scheduler_py.service.wire import wire
 from tests import fuzz_report
 from tests.snapshots import snapshot, wordcount
@@ -243,3 +243,32 @@ def test_what_the_port_used_to_drop_silently_now_gets_its_warning(port):
     assert "the peer closed before its frame was complete" in warnings[0], warnings
     assert "transport: No frame." in warnings[1], warnings
     assert f"{len(CALL) - 1} byte(s) that make no complete call" in warnings[2], warnings
+
+
+def test_a_silent_connection_times_out_quietly_a_half_sent_frame_with_a_warning():
+    """The client timeout ends both; only the one that sent bytes making no call is bad."""
+    handler = BrainHandler(RoundConfig("even"))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        free = probe.getsockname()[1]
+    server = make_brain_server(handler, "127.0.0.1", free, client_timeout_ms=300)
+    threading.Thread(target=server.serve, daemon=True).start()
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", free), timeout=1).close()
+            break
+        except OSError:
+            assert time.monotonic() < deadline, "the brain did not start listening"
+            time.sleep(0.05)
+    try:
+        with logged() as caught:
+            for data in (b"", CALL[:10]):
+                with socket.create_connection(("127.0.0.1", free), timeout=30) as sock:
+                    sock.sendall(data)  # and wait, connection open, for the brain to give up
+                    assert sock.recv(1024) == b""
+    finally:
+        server.close()
+    check_warnings(caught, 1)
+    (warning,) = [r.getMessage() for r in caught if r.levelno == logging.WARNING]
+    assert "10 byte(s) that make no complete call; TimeoutError" in warning, warning
