@@ -261,8 +261,7 @@ class BrainServer(TThreadedServer):
         otrans = self.otrans_factory.get_transport(counted)
         iprot = self.iprot_factory.get_protocol(itrans)
         oprot = self.oprot_factory.get_protocol(otrans)
-        answered = 0
-        """bytes received up to the end of the last call this connection completed"""
+        answered = 0  # bytes received up to the end of the last call this connection completed
         try:
             while True:
                 counted.wrote = False
