@@ -21,6 +21,19 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[SECRET_FILE_ENV] = str(secret_dir / "operator.secret")
 
 
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The fuzzing input counts and measurements of the tests that ran (tests/fuzz_report.py)."""
+    from tests import fuzz_report
+
+    if not fuzz_report.INPUTS and not fuzz_report.LINES:
+        return
+    terminalreporter.write_sep("-", "fuzzing: inputs run per property")
+    for name, count in sorted(fuzz_report.INPUTS.items()):
+        terminalreporter.write_line(f"{name}: {count} inputs")
+    for line in fuzz_report.LINES:
+        terminalreporter.write_line(line)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``SCHEDULER_PY_SKIP_CLUSTER=1`` deselects the real-cluster tests (for quick loops)."""
     if os.environ.get("SCHEDULER_PY_SKIP_CLUSTER") != "1":

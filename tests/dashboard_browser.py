@@ -253,6 +253,56 @@ class Visit:
         self.finish("decisions")
         return items
 
+    def trigger(self) -> dict[str, Any]:
+        """The Decisions page's automatic-trigger line, its pause/resume button (label, action,
+        enabled), whether its token field takes input, and the note beside the button (the
+        answer to the last click, or why the dashboard is read-only)."""
+        return self.js(
+            "const b = document.getElementById('trigger-toggle'),"
+            " t = document.getElementById('trigger-token');"
+            "return {line: document.getElementById('trigger-line').innerText,"
+            " button: b.innerText, action: b.dataset.action, enabled: !b.disabled,"
+            " token_enabled: !t.disabled,"
+            " note: document.getElementById('trigger-status').innerText};"
+        )
+
+    def open_trigger(self) -> dict[str, Any]:
+        """Load the Decisions page and wait for the trigger's state read from the brain."""
+        self.open("decisions", "/decisions")
+        self.wait(
+            lambda: self.text("#trigger-line").startswith("automatic trigger:"),
+            "the trigger's state from the brain's status",
+        )
+        return self.trigger()
+
+    def toggle_trigger(self, token: str) -> dict[str, Any]:
+        """Type ``token`` and click the Decisions page's pause/resume button; wait for the
+        answer beside it; returns :meth:`trigger`."""
+        from selenium.webdriver.common.by import By
+
+        field_ = self.driver.find_element(By.ID, "trigger-token")
+        field_.clear()
+        field_.send_keys(token)
+        self.driver.find_element(By.ID, "trigger-toggle").click()
+        self.wait(
+            lambda: (note := self.trigger()["note"]) and "…" not in note,
+            "the brain's answer to the pause/resume click",
+        )
+        return self.trigger()
+
+    def requests_on_click(self, button: str) -> list[str]:
+        """Click the (perhaps disabled) ``#button`` and return the URLs the page fetched in the
+        click's handler (a handler calls ``fetch`` before it returns to the event loop)."""
+        from selenium.webdriver.common.by import By
+
+        self.js(
+            "window.__fetched = []; const original = window.fetch;"
+            "window.fetch = (...a) => { window.__fetched.push(String(a[0]));"
+            " return original(...a); };"
+        )
+        self.driver.find_element(By.ID, button).click()
+        return self.js("return window.__fetched")
+
     def timeline(self, list_id: str) -> list[str]:
         return self.js(
             "return [...document.querySelectorAll(`#${arguments[0]} li`)].map(l => l.innerText)",

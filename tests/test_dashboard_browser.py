@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -33,12 +35,24 @@ REASON = dashboard_browser.missing()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=str(REASON))
 
 
+@dataclass(frozen=True)
+class Served:
+    """The in-process brain and the dashboard over it (the ``dashboard`` fixture)."""
+
+    base: str
+    """the dashboard's base URL (its token is ``TOKEN``)"""
+    placed_on: Counter[str]
+    """how many executors the brain placed on each supervisor"""
+    brain: ThriftBrain
+    """a Thrift client of the brain, to read its status beside the browser"""
+    plan_log: Path
+
+
 @pytest.fixture(scope="module")
 def dashboard(tmp_path_factory):
     """The dashboard over a thriftpy2 brain that has placed word count (``wc-1``, 11
     executors spread round-robin over s1..s3 in racks r0/r1) in one round, with a plan log and
-    a measured aggregate; yields its base URL and
-    how many executors the brain placed on each supervisor."""
+    a measured aggregate; yields :class:`Served`."""
     state = tmp_path_factory.mktemp("brain")
     controller = Controller(
         RoundConfig(),
@@ -74,23 +88,18 @@ def dashboard(tmp_path_factory):
     handler.schedule(second)
     server, address = _serve(handler)
     measured = aggregate() | {"computed_at_ms": int(time.time() * 1000) - 5000}
-    sources = Sources(
-        ThriftBrain(address, lambda: ensure_secret().value),
-        PlanLogFile(plan_log),
-        FakeAggregates({"wc-1": measured}),
-        TOKEN,
-    )
+    brain = ThriftBrain(address, lambda: ensure_secret().value)
+    sources = Sources(brain, PlanLogFile(plan_log), FakeAggregates({"wc-1": measured}), TOKEN)
     with dashboard_browser.serve(create_app(sources)) as base:
-        yield base, placed_on
+        yield Served(base, placed_on, brain, plan_log)
     server.close()
 
 
 @pytest.fixture(scope="module")
 def visit(dashboard, tmp_path_factory):
-    base, _ = dashboard
     shots = dashboard_browser.screenshot_dir(tmp_path_factory.mktemp("screenshots"))
     with dashboard_browser.chromium() as driver:
-        yield dashboard_browser.Visit(driver, base, shots)
+        yield dashboard_browser.Visit(driver, dashboard.base, shots)
 
 
 def _no_console_errors(visit, page):
@@ -98,7 +107,7 @@ def _no_console_errors(visit, page):
 
 
 def test_cluster_page_shows_supervisors_racks_cpu_and_the_topology(visit, dashboard):
-    _, placed_on = dashboard
+    placed_on = dashboard.placed_on
     rows = visit.cluster(supervisors=3, topology="wc")
     assert [(r[0], r[1]) for r in rows] == [("s1", "r1"), ("s2", "r0"), ("s3", "r1")]
     # slots used / free, declared CPU used, measured CPU (aggregate(): split 7.5 + spout 5 on s1)
@@ -163,6 +172,83 @@ def test_apply_needs_the_token_then_the_page_follows_the_reconfiguration(visit):
     assert "reconfiguration" in timeline[0] and "rolled_back" in timeline[0], timeline
     assert any(" plan wc-1: PLACE by even" in t for t in timeline[1:]), timeline
     _no_console_errors(visit, "decisions")
+
+
+def _brain_trigger(served: Served) -> dict:
+    """The trigger's state as the brain's status answers it (not through the dashboard)."""
+    return dict(served.brain.status()["trigger"])
+
+
+def test_decisions_page_pauses_and_resumes_the_trigger_with_the_token(visit, dashboard):
+    assert _brain_trigger(dashboard)["paused"] is False
+    try:
+        shown = visit.open_trigger()
+        assert shown["line"] == "automatic trigger: running", shown
+        assert (shown["button"], shown["action"], shown["enabled"]) == (
+            "Pause automatic trigger",
+            "pause",
+            True,
+        ), shown
+        # a wrong token: refused with the reason beside the button, nothing changes
+        refused = visit.toggle_trigger("wrong")
+        assert refused["note"].startswith("401: pausing or resuming the trigger needs"), refused
+        assert refused["line"] == "automatic trigger: running", refused
+        assert _brain_trigger(dashboard)["paused"] is False
+        (logged,) = [e for e in visit.console() if e.startswith("SEVERE")]
+        assert "/api/v1/trigger/pause" in logged and "status of 401" in logged, logged
+
+        paused = visit.toggle_trigger(TOKEN)
+        assert paused["note"].startswith("paused"), paused
+        assert paused["line"] == "automatic trigger: paused for every topology", paused
+        assert (paused["button"], paused["action"]) == ("Resume automatic trigger", "resume")
+        state = _brain_trigger(dashboard)
+        assert state["paused"] is True and state["paused_since"] is not None, state
+        # a fresh load shows it from the brain's status, not from the click's answer
+        reloaded = visit.open_trigger()
+        assert reloaded["line"] == "automatic trigger: paused for every topology", reloaded
+        assert reloaded["button"] == "Resume automatic trigger", reloaded
+
+        resumed = visit.toggle_trigger(TOKEN)
+        assert resumed["note"].startswith("resumed"), resumed
+        assert resumed["line"] == "automatic trigger: running", resumed
+        assert resumed["button"] == "Pause automatic trigger", resumed
+        state = _brain_trigger(dashboard)
+        assert state["paused"] is False and state["paused_topologies"] == {}, state
+        # the next poll (from the status, read again after the change) agrees
+        visit.wait(
+            lambda: visit.js("return document.getElementById('timeline').children.length") > 0,
+            "the timeline",
+        )
+        assert visit.trigger()["line"] == "automatic trigger: running"
+        visit.errors["trigger"] = [e for e in visit.console() if e.startswith("SEVERE")]
+        _no_console_errors(visit, "trigger")
+    finally:  # the other tests here expect a running trigger
+        dashboard.brain.set_trigger_paused(False, None)
+
+
+def test_without_a_token_the_trigger_and_apply_buttons_are_off(visit, dashboard, tmp_path):
+    read_only = Sources(dashboard.brain, PlanLogFile(dashboard.plan_log))
+    with dashboard_browser.serve(create_app(read_only)) as base:
+        page = dashboard_browser.Visit(visit.driver, base, tmp_path)
+        shown = page.open_trigger()
+        assert shown["line"] == "automatic trigger: running", shown
+        assert not shown["enabled"] and not shown["token_enabled"], shown
+        assert "read-only" in shown["note"] and "--token-file" in shown["note"], shown
+        fetched = page.requests_on_click("trigger-toggle")
+        assert [url for url in fetched if "/trigger/" in url] == [], fetched
+        assert page.trigger() == shown
+        assert _brain_trigger(dashboard)["paused"] is False
+        page.errors["decisions"] = [e for e in page.console() if e.startswith("SEVERE")]
+        _no_console_errors(page, "decisions")
+
+        page.open("whatif", "/whatif")
+        page.wait(lambda: "wc" in page.options("wf-topology"), "wc to choose from")
+        assert page.js("return document.getElementById('wf-apply').disabled") is True
+        assert "read-only" in page.text("#whatif-form"), page.text("#whatif-form")
+        fetched = page.requests_on_click("wf-apply")
+        assert [url for url in fetched if "/apply" in url] == [], fetched
+        page.errors["whatif"] = [e for e in page.console() if e.startswith("SEVERE")]
+        _no_console_errors(page, "whatif")
 
 
 @pytest.fixture()

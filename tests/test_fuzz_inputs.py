@@ -18,6 +18,7 @@ from scheduler_py.model.types import Problem
 from scheduler_py.scheduling.documents import plan_document
 from scheduler_py.scheduling.round import LEAVE, RoundConfig, plan_round
 from scheduler_py.service.snapshot import to_state
+from tests import fuzz_report
 from tests.snapshots import snapshot, supervisor, wordcount
 
 BASE_DOCUMENT = {
@@ -92,6 +93,7 @@ def mutated_documents(draw):
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_documents(), st.sampled_from(["td", "rstorm", "even", "t3"]))
 def test_every_document_is_planned_or_refused_with_a_reason(document, algorithm):
+    fuzz_report.ran("interchange JSON (scheduler-py plan)")
     text = json.dumps(document, allow_nan=True)
     try:
         planned = plan_document(load_document(text), algorithm)
@@ -160,6 +162,7 @@ def mutated_snapshots(draw):
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_snapshots())
 def test_every_snapshot_is_answered_or_refused_with_a_reason(snap):
+    fuzz_report.ran("cluster snapshot (the shim's input)")
     try:
         state = to_state(snap)
     except SchedulingError as error:
@@ -194,3 +197,13 @@ def test_huge_counts_are_refused_before_anything_is_allocated():
         target[path[-1]] = value
         with pytest.raises(SchedulingError, match="invalid problem JSON"):
             plan_document(load_document(json.dumps(document)), "td")
+
+
+def test_two_supervisors_with_one_id_are_refused_as_a_malformed_snapshot():
+    """Found by the property above: two supervisors whose ids a fuzzed snapshot made equal
+    reached the model, whose ``Problem`` raised a bare ValueError out of the round."""
+    import pytest
+
+    snap = snapshot([supervisor("sup-a"), supervisor("sup-a")], [wordcount()])
+    with pytest.raises(SchedulingError, match="supervisor id 'sup-a' appears more than once"):
+        to_state(snap)

@@ -8,6 +8,7 @@ import gzip
 import json
 import logging
 import uuid
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -275,21 +276,28 @@ class _Result:
 
 
 class FakeClient:
-    """Just the kazoo calls ``read_live`` makes."""
+    """An in-memory ZooKeeper: just the kazoo calls ``read_live`` and ``MonitorStore``'s
+    readers make (znodes by path; ``None``: vanished between listing and reading)."""
 
     def __init__(self, nodes: dict[str, bytes | None]) -> None:
         self.nodes = nodes
 
     def get_children_async(self, path: str) -> _Result:
         prefix = path + "/"
-        children = [p[len(prefix) :] for p in self.nodes if p.startswith(prefix)]
+        children = sorted(
+            {p[len(prefix) :].split("/")[0] for p in self.nodes if p.startswith(prefix)}
+        )
         if not children and path not in self.nodes:
             return _Result(error=NoNodeError(path))
         return _Result(children)
 
     def get_async(self, path: str) -> _Result:
         data = self.nodes.get(path)
-        return _Result(error=NoNodeError(path)) if data is None else _Result((data, None))
+        return _Result(error=NoNodeError(path)) if data is None else _Result((data, _STAT))
+
+
+_STAT = SimpleNamespace(mtime=0, ctime=0)
+"""the parts of a kazoo ``ZnodeStat`` the readers use"""
 
 
 def _ours(caplog: pytest.LogCaptureFixture) -> list[str]:

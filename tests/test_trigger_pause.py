@@ -231,6 +231,28 @@ def test_decisions_and_cluster_show_the_trigger_state():
     assert client.get("/api/v1/cluster").get_json()["trigger"]["paused"] is False
 
 
+class PausableBrain(FakeBrain):
+    """A fake brain whose status carries the trigger state its last pause/resume left."""
+
+    def set_trigger_paused(self, paused, topology):
+        state = super().set_trigger_paused(paused, topology)
+        self.document = dict(self.document) | {"trigger": state}
+        return state
+
+
+def test_a_pause_is_in_the_next_status_read_not_the_cached_one():
+    brain = PausableBrain()
+    brain.document = dict(brain.document) | {"trigger": brain.set_trigger_paused(False, None)}
+    # the clock stands still: without the pause forgetting it, the cached status would stay
+    client = create_app(Sources(brain, None, None, TOKEN, Clock())).test_client()
+    assert client.get("/api/v1/decisions").get_json()["trigger"]["paused"] is False
+    good = {"Authorization": f"Bearer {TOKEN}"}
+    assert client.post("/api/v1/trigger/pause", headers=good).status_code == 200
+    assert client.get("/api/v1/decisions").get_json()["trigger"]["paused"] is True
+    assert client.post("/api/v1/trigger/resume", headers=good).status_code == 200
+    assert client.get("/api/v1/cluster").get_json()["trigger"]["paused"] is False
+
+
 def test_the_dashboards_thrift_adapter_sends_the_secret(handler):
     from scheduler_py.cli.dashboard import ThriftBrain
     from scheduler_py.scheduling.interfaces import OperatorError

@@ -237,6 +237,9 @@ def _trigger(action: str) -> ResponseReturnValue:
         return error(503, str(unreachable))
     except OperatorError as refused_by_brain:
         return error(409, f"the brain refused: {refused_by_brain}")
+    # the next status read must not be the one cached before the change (a page would show
+    # the old state again and its button would repeat the action)
+    _sources().cache.invalidate()
     return jsonify({"action": action, "topology": topology, "trigger": dict(state)})
 
 

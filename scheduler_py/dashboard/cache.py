@@ -42,6 +42,11 @@ class StatusCache:
         self._reading = BrainReading(None, None, "not read yet")
         self._read_at: float | None = None
 
+    def invalidate(self) -> None:
+        """Read the brain again on the next :meth:`read` (its state just changed)."""
+        with self._lock:
+            self._read_at = None
+
     def read(self) -> BrainReading:
         with self._lock:
             now = self.clock()

@@ -1,8 +1,10 @@
-"""The HTML pages: server-rendered shells that poll the JSON API (``static/dashboard.js``)."""
+"""The HTML pages: server-rendered shells that poll the JSON API (``static/dashboard.js``).
+Without a token (``Sources.token``, ``scheduler_py/dashboard/sources.py``) the pages render
+their mutating controls (pause/resume, apply) disabled and say the dashboard is read-only."""
 
 from __future__ import annotations
 
-from flask import Blueprint, render_template
+from flask import Blueprint, current_app, render_template
 from flask.typing import ResponseReturnValue
 
 pages = Blueprint("pages", __name__, template_folder="templates", static_folder="static")
@@ -17,7 +19,10 @@ NAV = (
 
 
 def _page(name: str, **context: str) -> ResponseReturnValue:
-    return render_template(f"{name}.html", page=name, nav=NAV, poll_ms=POLL_MS, **context)
+    read_only = current_app.extensions["scheduler_py_sources"].token is None
+    return render_template(
+        f"{name}.html", page=name, nav=NAV, poll_ms=POLL_MS, read_only=read_only, **context
+    )
 
 
 @pages.get("/")

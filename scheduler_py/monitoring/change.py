@@ -10,6 +10,7 @@ reference, then averaged (:func:`l1_relative`). The aggregation job
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -112,13 +113,10 @@ def apply_change(
     """Fill ``document["change"]``; returns the reference to store, or ``None`` to keep the
     stored one. Without a reference (or with ``reset``), or when the stored one is
     unusable, the document becomes the reference (distance 0). An aggregate without
-    records never becomes a reference."""
-    usable = (
-        isinstance(reference, Mapping)
-        and isinstance(reference.get("cpu"), Mapping)
-        and isinstance(reference.get("pairs"), Mapping)
-    )
-    if reset or not usable:
+    records never becomes a reference. A stored reference is unusable when it is not of the
+    shape :func:`usable_reference` checks: ZooKeeper may hold anything, and one corrupt
+    reference must not stop the run (every topology's aggregate would go unwritten)."""
+    if reset or not usable_reference(reference):
         if document.get("records", 0) == 0:
             document["change"] = {"l1_relative": None, "reference_computed_at_ms": None}
             return None
@@ -133,6 +131,24 @@ def apply_change(
         "reference_computed_at_ms": reference.get("computed_at_ms"),
     }
     return None
+
+
+def usable_reference(reference: Any) -> bool:
+    """Whether a stored reference (read from ZooKeeper, so of any shape) can be compared
+    with: ``cpu`` and ``pairs`` map names to finite numbers, ``pairs_floor`` and
+    ``computed_at_ms`` are numbers when present."""
+    if not isinstance(reference, Mapping):
+        return False
+    parts = [reference.get("cpu"), reference.get("pairs")]
+    if not all(isinstance(part, Mapping) for part in parts):
+        return False
+    values = [v for part in parts for v in part.values()]
+    values += [reference[k] for k in ("pairs_floor", "computed_at_ms") if k in reference]
+    return all(_finite(v) for v in values)
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _maybe_round(value: float | None) -> float | None:

@@ -32,7 +32,7 @@ from scheduler_py.monitoring.aggregate import (
     frames_from_rows,
     write_parquet,
 )
-from scheduler_py.monitoring.change import apply_change, fit_reference
+from scheduler_py.monitoring.change import apply_change, fit_reference, usable_reference
 from scheduler_py.monitoring.documents import (
     ParseCache,
     Tables,
@@ -176,6 +176,13 @@ class AggregationJob:
         documents = build_documents(tables, topologies, now, window, parsed.corrupt)
         for topology_id, document in documents.items():
             stored = self.store.read_reference(topology_id)
+            if stored is not None and not usable_reference(stored):
+                log.warning(
+                    "%s: ignoring the change-signal reference in %s: not numbers by executor "
+                    "and pair (corrupt?); the next aggregate with records replaces it",
+                    topology_id,
+                    self.store.reference_path(topology_id),
+                )
             new_reference = apply_change(document, stored, reset_reference)
             if new_reference is not None:
                 self.store.write_reference(topology_id, fit_reference(new_reference))

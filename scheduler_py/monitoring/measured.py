@@ -230,6 +230,16 @@ def _key(value: Any, what: str) -> ExecutorKey:
     return int(value[0]), int(value[1])
 
 
+def _entries(aggregate: Mapping[str, Any], name: str) -> list[Any]:
+    """The aggregate's list ``name`` (none: empty)."""
+    value = aggregate.get(name)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise NotUsable(f"malformed aggregate: {name} is {value!r:.60}, expected a list")
+    return value
+
+
 def check_fresh(aggregate: Any, now_ms: int, max_age: float) -> None:
     """Raise :class:`NotUsable` unless ``aggregate`` is a fresh, non-empty aggregate."""
     if not isinstance(aggregate, Mapping):
@@ -264,7 +274,7 @@ def costs_from_aggregate(
     to_model = _RangeMap(storm_executor)
 
     cpu: dict[str, float] = {}
-    for item in aggregate["executors"]:
+    for item in _entries(aggregate, "executors"):
         if not isinstance(item, Mapping):
             raise NotUsable(f"malformed aggregate: executor {item!r}")
         key = _key([item.get("task_start"), item.get("task_end")], "an executor's task range")
@@ -273,7 +283,7 @@ def costs_from_aggregate(
             cpu[eid] = cpu.get(eid, 0.0) + max(0.0, _number(item.get("cpu_percent"), "cpu_percent"))
 
     raw: list[tuple[str, str, float, float]] = []
-    for item in aggregate.get("pairs") or ():
+    for item in _entries(aggregate, "pairs"):
         if not isinstance(item, Mapping):
             raise NotUsable(f"malformed aggregate: pair {item!r}")
         src = to_model.get(_key(item.get("src"), "a pair's src"))

@@ -245,30 +245,88 @@ def _params(text: str | None) -> dict[str, Any]:
 
 class BrainServer(TThreadedServer):
     """thriftpy2's threaded server, with one WARNING line per connection that does not speak
-    the protocol (garbage, a port scanner, an HTTP client) instead of a traceback each."""
+    the protocol (garbage, a port scanner, an HTTP client) instead of a traceback each.
+
+    A connection is *bad* when bytes arrived that did not make a complete call: a frame
+    header that announces no frame, a frame cut short by the peer's close or by the client
+    timeout, a frame that is not a binary-protocol ``SchedulerBrain`` message. A peer that
+    closes (or goes idle until the timeout) between calls, without sending anything more, ends
+    its session normally — the shim's connections and port probes do that.
+    """
 
     def handle(self, client: Any) -> None:
         peer = _peer(client)
-        itrans = self.itrans_factory.get_transport(client)
-        otrans = self.otrans_factory.get_transport(client)
+        counted = _CountingTransport(client)
+        itrans = self.itrans_factory.get_transport(counted)
+        otrans = self.otrans_factory.get_transport(counted)
         iprot = self.iprot_factory.get_protocol(itrans)
         oprot = self.oprot_factory.get_protocol(otrans)
+        answered = 0  # bytes received up to the end of the last call this connection completed
         try:
             while True:
+                counted.wrote = False
                 self.processor.process(iprot, oprot)
-        except TTransportException:
-            pass  # the peer closed the connection: the normal end of a session
+                answered = counted.received
         except Exception as error:
-            log.warning(
-                "dropped a connection from %s that is not a SchedulerBrain call (%s: %s); "
-                "expected framed binary Thrift as the shim sends (scheduler.thrift)",
-                peer,
-                type(error).__name__,
-                str(error)[:200],
-            )
+            pending = counted.received - answered
+            if pending == 0 and isinstance(error, _SESSION_END):
+                log.debug("connection from %s ended (%s)", peer, type(error).__name__)
+            elif counted.wrote:  # the call was read and answered; the answer did not get out
+                log.warning(
+                    "the connection from %s went away before the answer to its call was sent (%s)",
+                    peer,
+                    _reason(error),
+                )
+            else:
+                log.warning(
+                    "dropped a connection from %s that is not a SchedulerBrain call (%d byte(s) "
+                    "that make no complete call; %s); expected framed binary Thrift as the shim "
+                    "sends (scheduler.thrift)",
+                    peer,
+                    pending,
+                    _reason(error),
+                )
         finally:
             itrans.close()
             otrans.close()
+
+
+_SESSION_END = (TTransportException, ConnectionError, TimeoutError)
+"""how a connection's reads end when its peer closes, resets or stays silent"""
+
+
+def _reason(error: Exception) -> str:
+    """What ended a connection, in a few words (thriftpy2's transport errors carry their text
+    in ``message`` or, for "No frame.", in ``type``)."""
+    if isinstance(error, TTransportException):
+        if error.type == TTransportException.END_OF_FILE:
+            return "the peer closed before its frame was complete"
+        words = [v for v in (error.message, error.type) if isinstance(v, str) and v]
+        return f"transport: {words[0] if words else 'closed'}"
+    return f"{type(error).__name__}: {str(error)[:200]}"
+
+
+class _CountingTransport:
+    """An accepted connection's transport that counts the bytes read from it and notes a
+    write, so :meth:`BrainServer.handle` can tell a session that ended between calls from
+    one that sent something other than a call."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.received = 0
+        self.wrote = False
+
+    def read(self, size: int) -> bytes:
+        data = self.client.read(size)
+        self.received += len(data)
+        return data
+
+    def write(self, data: bytes) -> None:
+        self.wrote = True
+        self.client.write(data)
+
+    def __getattr__(self, name: str) -> Any:  # flush, close, is_open, sock: the client's own
+        return getattr(self.client, name)
 
 
 def _peer(client: Any) -> str:

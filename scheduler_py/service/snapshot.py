@@ -55,6 +55,7 @@ def to_state(snapshot: Any) -> ClusterState:
     """
     try:
         supervisors = tuple(_supervisor(s) for s in _items(snapshot.supervisors, "supervisors"))
+        _unique((s.id for s in supervisors), "supervisor id")
         header = (
             int(_number(snapshot.round, "round")),
             int(_number(snapshot.timestamp_ms, "timestamp_ms")),
@@ -106,6 +107,14 @@ def _blacklisted(entries: Any) -> dict[str, str] | None:
                 "ignoring a blacklisted supervisor without an id in the snapshot: %r", entry
             )
     return result
+
+
+def _unique(values: Any, what: str) -> None:
+    seen: set[str] = set()
+    for value in values:
+        if value in seen:
+            raise ValueError(f"{what} {value!r} appears more than once")
+        seen.add(value)
 
 
 def _is_text(value: Any) -> bool:

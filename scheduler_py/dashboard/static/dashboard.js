@@ -307,35 +307,56 @@ function timelineItem(item) {
     ...(item.reason ? [element("div", item.reason, "reason")] : [])]);
 }
 
+// bumped around every pause/resume click: a poll that began before the click must not show
+// the trigger's state from before it (the button would then repeat the action)
+let triggerChanges = 0;
+
 async function renderDecisions() {
+  const seen = triggerChanges;
   const [{ data }] = await Promise.all([getJson("/decisions?limit=200"), readHealth()]);
   const problems = [data.plan_log_error, data.history_error, data.error].filter(Boolean);
   document.getElementById("sources").textContent = problems.join("; ");
   const items = data.items || [];
   document.getElementById("timeline").replaceChildren(...items.map(timelineItem));
   document.getElementById("empty").hidden = items.length > 0;
-  showTrigger(data.trigger);
+  if (seen === triggerChanges) showTrigger(data.trigger);
 }
 
 // the automatic trigger's state (status "trigger") and its pause/resume button
+function triggerLine(t) {
+  if (!t || !t.controller) return "automatic trigger: no reconfiguration controller";
+  if (t.error) return `automatic trigger: state unknown (${t.error})`;
+  const some = Object.keys(t.paused_topologies || {});
+  return `automatic trigger: ${!t.enabled ? "disabled by configuration" : t.paused ? "paused for every topology" : "running"}`
+    + (some.length ? `; paused for ${some.join(", ")}` : "");
+}
+
 function showTrigger(t) {
   const paused = Boolean(t && (t.paused || Object.keys(t.paused_topologies || {}).length));
-  const some = Object.keys((t && t.paused_topologies) || {});
-  document.getElementById("trigger-line").textContent = !t || !t.controller
-    ? "automatic trigger: no reconfiguration controller"
-    : `automatic trigger: ${!t.enabled ? "disabled by configuration" : t.paused ? "paused for every topology" : "running"}`
-      + (some.length ? `; paused for ${some.join(", ")}` : "");
+  document.getElementById("trigger-line").textContent = triggerLine(t);
   const button = document.getElementById("trigger-toggle");
   button.dataset.action = paused ? "resume" : "pause";
   button.textContent = paused ? "Resume automatic trigger" : "Pause automatic trigger";
 }
 
 async function toggleTrigger() {
-  const action = document.getElementById("trigger-toggle").dataset.action;
+  const button = document.getElementById("trigger-toggle");
+  const note = document.getElementById("trigger-status");
+  const action = button.dataset.action;
   const token = document.getElementById("trigger-token").value;
-  const result = await getJson(`/trigger/${action}`, { method: "POST", headers: { Authorization: `Bearer ${token}` } });
-  if (result.ok) showTrigger(result.data.trigger);
-  else document.getElementById("sources").textContent = result.data.error || `${result.status}`;
+  triggerChanges += 1;
+  button.disabled = true;  // one change at a time
+  note.textContent = `${action === "pause" ? "pausing" : "resuming"}…`;
+  note.className = "";
+  try {
+    const result = await getJson(`/trigger/${action}`, { method: "POST", headers: { Authorization: `Bearer ${token}` } });
+    triggerChanges += 1;
+    if (result.ok) showTrigger(result.data.trigger);
+    note.textContent = result.ok ? `${action}d at ${when(Date.now())}` : `${result.status}: ${result.data.error}`;
+    note.className = result.ok ? "ok" : "bad";
+  } finally {
+    button.disabled = false;
+  }
 }
 
 // -- what-if ---------------------------------------------------------------------
