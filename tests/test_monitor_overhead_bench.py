@@ -93,8 +93,8 @@ def test_overhead_and_mean():
 def test_variant_order():
     assert variant_order("ABBA") == ["A", "B", "B", "A"]
     assert variant_order("ab") == ["A", "B"]
-    assert variant_order("ACD") == ["A", "C", "D"]
-    with pytest.raises(ValueError):
-        variant_order("ABE")
+    assert variant_order("ACDE") == ["A", "C", "D", "E"]
+    with pytest.raises(ValueError, match=r"E \(no-op hook\)"):
+        variant_order("ABF")
     with pytest.raises(ValueError):
         variant_order("")

@@ -67,19 +67,29 @@ ORDER, QUICK_ORDER = "ABBAAB", "AB"
 TIMING = Timing(warmup=(15.0, 40.0), interval=(20.0, 90.0), algorithm="tdls")
 """Warm-up and interval seconds (quick, full) and the algorithm (``--set`` overrides)."""
 EVERY = "30s"
-OFF, ON, HOOKS, NO_LIVE = "off", "on", "hooks only", "hooks, no live counters"
+OFF, ON, HOOKS, NO_LIVE, NOOP = (
+    "off",
+    "on",
+    "hooks only",
+    "hooks, no live counters",
+    "no-op hook",
+)
+NOOP_HOOK = "io.schedulerpy.storm.monitor.NoopHook"
 VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
     "A": (OFF, {"topology.auto.task.hooks": []}),
     "B": (ON, {}),
     "C": (HOOKS, {}),
     "D": (NO_LIVE, {"scheduler.monitor.live.secs": 0}),
+    "E": (NOOP, {"topology.auto.task.hooks": [NOOP_HOOK]}),
 }
 """A: no hooks, no aggregation; B: the whole pipeline; C: hooks and ZooKeeper publishing
 without the aggregation (to split the cost between the workers and the aggregation); D: C
 without the live counters (``scheduler.monitor.live.secs`` 0: no ephemeral znode rewritten
 every 0.2 s; the drain-out then waits ``topology.message.timeout.secs``), to split the
-workers' cost between the live counters and the rest."""
-LABELS = (OFF, ON, HOOKS, NO_LIVE)
+workers' cost between the live counters and the rest; E: a hook that does nothing
+(storm_plugin's ``NoopHook``), to split the hooks' cost between Storm's per-tuple hook
+dispatch and the monitor's own work."""
+LABELS = (OFF, ON, HOOKS, NO_LIVE, NOOP)
 TOPOLOGY_CONF: dict[str, object] = {"topology.workers": 3, "topology.acker.executors": 1}
 
 
@@ -94,12 +104,13 @@ def overhead(with_rate: float | None, without_rate: float | None) -> float | Non
 
 
 def variant_order(text: str) -> list[str]:
-    """``"ABBA"`` → ``["A", "B", "B", "A"]``; only A, B, C and D are allowed."""
+    """``"ABBA"`` → ``["A", "B", "B", "A"]``; only the keys of :data:`VARIANTS` are allowed."""
     order = [c for c in text.upper() if not c.isspace()]
     if not order or any(c not in VARIANTS for c in order):
         raise ValueError(
-            "order must be made of A (off), B (on), C (hooks only) and D (hooks, no live "
-            f"counters), got {text!r}"
+            "order must be made of "
+            + ", ".join(f"{key} ({label})" for key, (label, _) in VARIANTS.items())
+            + f", got {text!r}"
         )
     return order
 
@@ -231,7 +242,7 @@ def run(options: BenchOptions) -> None:
     report.line(
         f"JVM word count, topology.workers=3, spout unthrottled; warm-up {settings['warmup']:g} s,"
         f" interval {settings['interval']:g} s, order {''.join(order)} (A = {OFF}, B = {ON}, "
-        f"C = {HOOKS}, D = {NO_LIVE}), "
+        f"C = {HOOKS}, D = {NO_LIVE}, E = {NOOP}), "
         f"algorithm {settings['algorithm']}, aggregation every {settings['every']}"
     )
     runs: list[dict[str, Any]] = []
@@ -299,6 +310,12 @@ def run(options: BenchOptions) -> None:
     quiet_cost = overhead(medians.get(NO_LIVE), medians[OFF])
     if quiet_cost is not None:
         notes.append(f"hooks without the live counters (D): {pct(quiet_cost)} of the throughput")
+    dispatch_cost = overhead(medians.get(NOOP), medians[OFF])
+    if dispatch_cost is not None:
+        notes.append(
+            f"Storm's hook dispatch alone, a hook that does nothing (E): {pct(dispatch_cost)} "
+            "of the throughput"
+        )
     table = Table(
         ["variant", "runs", "median acked/s", "range", "median p50 ms", "median p99 ms", "range"],
         caption="JVM word count, monitoring pipeline off vs on",
@@ -371,7 +388,13 @@ def _overhead_target(
 
 
 def _draw(axes: Any, runs: list[dict[str, Any]], medians: dict[str, float | None], cost) -> None:
-    colours = {OFF: "tab:blue", ON: "tab:orange", HOOKS: "tab:green", NO_LIVE: "tab:purple"}
+    colours = {
+        OFF: "tab:blue",
+        ON: "tab:orange",
+        HOOKS: "tab:green",
+        NO_LIVE: "tab:purple",
+        NOOP: "tab:gray",
+    }
     xs = list(range(1, len(runs) + 1))
     axes.bar(xs, [r["rate"] for r in runs], color=[colours[r["variant"]] for r in runs])
     for label, colour in colours.items():
