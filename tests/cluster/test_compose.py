@@ -20,9 +20,11 @@ import urllib.request
 
 import pytest
 
+from scheduler_py.algorithms import registry
 from scheduler_py.monitoring.zk import MonitorStore, connect
 from scheduler_py.nimbus import NimbusCtl
 from scheduler_py.service.client import call_brain
+from tests import dashboard_browser
 from tests.cluster.compose import (
     DEPLOY,
     ComposeProject,
@@ -182,21 +184,31 @@ def test_replan_dry_run_answers_inside_the_brain_container(compose, wordcount):
     _report("replan --dry-run: " + result.stdout.strip().splitlines()[0])
 
 
-def test_the_dashboard_answers(compose, wordcount):
-    base = f"http://{compose.address('dashboard')}:9628/api/v1"
+def test_the_dashboard_answers_and_its_pages_load_in_chromium(compose, nimbus, wordcount, tmp_path):
+    base = f"http://{compose.address('dashboard')}:9628"
 
     def topologies():
         try:
-            with urllib.request.urlopen(f"{base}/topologies", timeout=10) as response:
+            with urllib.request.urlopen(f"{base}/api/v1/topologies", timeout=10) as response:
                 return json.load(response)["topologies"]
         except OSError:
             return None
 
     listed = wait_until(topologies, machine_timeout(120), "the dashboard's /api/v1/topologies")
     assert NAME in {t["name"] for t in listed}, listed
-    with urllib.request.urlopen(f"{base}/cluster", timeout=10) as response:
+    with urllib.request.urlopen(f"{base}/api/v1/cluster", timeout=10) as response:
         cluster = json.load(response)
     assert len(cluster["supervisors"]) == 3, cluster
+    if dashboard_browser.missing():
+        pytest.skip(f"the pages in a browser: {dashboard_browser.missing()}")
+    runs = nimbus.executor_runs(NAME)
+    with dashboard_browser.chromium() as driver:
+        visit = dashboard_browser.Visit(driver, base, tmp_path, timeout=machine_timeout(30))
+        visit.cluster(supervisors=3, topology=NAME)
+        visit.topology(NAME, executors=len(runs))
+        visit.decisions(expect=wordcount)
+        visit.algorithms(list(registry.algorithms()))
+    assert visit.errors == {page: [] for page in visit.errors}, visit.errors
 
 
 def test_a_killed_supervisor_is_replaced_by_the_brain_within_two_rounds(compose, nimbus, wordcount):
