@@ -13,6 +13,7 @@ from scheduler_py.model.types import (
     Topology,
     WorkerSlot,
 )
+from scheduler_py.reconfig.execution import armed_plan
 from scheduler_py.scheduling.interfaces import ArmedPlan
 from scheduler_py.scheduling.proposal import propose, routed_evaluation, running_placement
 from scheduler_py.scheduling.round import RoundConfig
@@ -150,3 +151,21 @@ def test_a_proposal_says_how_it_routed():
     )
     proposal = propose(view_of(_cluster(off)), "td", {})
     assert proposal.routing == "uniform" and proposal.report()["routing"] == "uniform"
+
+
+def test_an_armed_plan_logs_the_numbers_a_planned_place_logs():
+    """bench cluster predicts a re-placed topology's inter-host bytes from the plan log's
+    summary (scheduler_py/bench/cluster_runs.py), so the armed PLACE carries one too."""
+    topo = wordcount(current=SPREAD, needs_scheduling=False)
+    snap = _cluster(topo)
+    proposal = propose(view_of(snap), "td", {})
+    plan = armed_plan(proposal)
+    assert plan.summary["interworker_traffic"] == proposal.candidate.interworker_traffic
+    assert plan.summary["costs"] == proposal.view.costs
+    assert plan.summary["routing"] == proposal.routing
+    _, records = answer(snap, RoundConfig(), {topo.id: plan})
+    entry = records[0].log_entry()
+    assert entry["decision"] == "PLACE"
+    assert entry["summary"]["nodes_used"] == proposal.candidate.nodes_used
+    assert entry["summary"]["internode_traffic_loadaware"] is not None
+    assert entry["summary"]["user_internode_share_uniform"] is not None

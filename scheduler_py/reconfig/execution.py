@@ -47,6 +47,7 @@ from scheduler_py.reconfig.drain import check_drain
 from scheduler_py.reconfig.trigger import TriggerConfig
 from scheduler_py.scheduling.interfaces import ArmedPlan, LiveWorker, TopologyControl
 from scheduler_py.scheduling.proposal import Proposal
+from scheduler_py.scheduling.round import routing_summary
 from scheduler_py.scheduling.state import ClusterState
 
 log = logging.getLogger(__name__)
@@ -151,6 +152,9 @@ def armed_plan(proposal: Proposal) -> ArmedPlan:
         f"{proposal.running.interworker_traffic:.3g} -> "
         f"{proposal.candidate.interworker_traffic:.3g}; costs: {proposal.view.costs}",
         tuple(proposal.storm_placement),
+        proposal.candidate.summary()
+        | routing_summary(proposal.view.problem, proposal.placement)
+        | {"costs": proposal.view.costs, "routing": proposal.routing},
     )
 
 

@@ -20,7 +20,7 @@ The dashboard's ports (the brain, the plan log, the aggregates) are in
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from scheduler_py.model.types import Topology
@@ -144,6 +144,8 @@ class ArmedPlan:
     algorithm: str
     reason: str
     placements: tuple[StormPlacement, ...]
+    summary: Mapping[str, Any] = field(default_factory=dict)
+    """the plan's numbers for the plan log, as a planned PLACE carries them"""
 
 
 class ReconfigurationPort(Protocol):

@@ -333,7 +333,7 @@ def _place(
         evaluation.summary()
         | bound.summary(evaluation.imc_gain)
         | {"seconds": placement.report.get("seconds", 0.0), "costs": view.costs}
-        | _routing_summary(problem, placement)
+        | routing_summary(problem, placement)
     )
     if outcome.note:
         summary["budget_note"] = outcome.note
@@ -350,7 +350,7 @@ def _place(
     )
 
 
-def _routing_summary(problem: Problem, placement: Placement) -> dict[str, float | None]:
+def routing_summary(problem: Problem, placement: Placement) -> dict[str, float | None]:
     """Inter-node traffic as Storm's locality-aware shuffle would route it, and the share of
     the user executors' traffic crossing nodes under that routing and under the uniform split
     (:mod:`scheduler_py.model.loadaware`; ``bench cluster`` turns the shares into bytes).
@@ -398,5 +398,6 @@ def _armed(item: RoundItem) -> TopologyDecision | None:
         armed.algorithm,
         armed.reason,
         storm_placement=storm_map,
+        summary=armed.summary,
         runs=runs,
     )
