@@ -30,7 +30,10 @@ and the Spark JVM) over the interval are reported beside.
 
 Options (``--set key=value``): ``warmup``, ``interval`` (seconds), ``order`` (default
 ``ABBAAB``: three runs each; quick ``AB``; A = off, B = on), ``algorithm``, ``every`` (the
-aggregation period, default 30s).
+aggregation period, default 30s), ``worker_childopts`` (``topology.worker.childopts`` for
+every variant: the local cluster's workers run ``-XX:TieredStopAtLevel=1``, C1 only, to start
+fast on 2 cores; ``-XX:TieredStopAtLevel=4`` gives them the C2 compiler a production JVM
+runs, whose escape analysis can remove the per-tuple hook objects Storm allocates).
 """
 
 from __future__ import annotations
@@ -180,6 +183,8 @@ def _measure(
         "bench.latency.dir": str(latency_dir),
         "scheduler.brain.algorithm": settings["algorithm"],
     }
+    if settings["worker_childopts"]:
+        conf["topology.worker.childopts"] = settings["worker_childopts"]
     aggregation_pid = cluster.pause_aggregation(label != ON)
     if label != ON:
         aggregation_pid = None
@@ -232,6 +237,7 @@ def run(options: BenchOptions) -> None:
     settings = {
         **TIMING.settings(options),
         "every": extra.get("every", EVERY),
+        "worker_childopts": str(extra.get("worker_childopts", "")),
         "aggregation_warmup": float(
             extra.get("aggregation_warmup", TIMING.warmup[0] if options.quick else 75.0)
         ),
@@ -244,6 +250,11 @@ def run(options: BenchOptions) -> None:
         f" interval {settings['interval']:g} s, order {''.join(order)} (A = {OFF}, B = {ON}, "
         f"C = {HOOKS}, D = {NO_LIVE}, E = {NOOP}), "
         f"algorithm {settings['algorithm']}, aggregation every {settings['every']}"
+        + (
+            f", topology.worker.childopts {settings['worker_childopts']!r}"
+            if settings["worker_childopts"]
+            else ""
+        )
     )
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="monitor-overhead-") as tmp:
