@@ -50,7 +50,7 @@ from scheduler_py.scheduling.claims import Claims, NodeClaim, usage_of
 from scheduler_py.scheduling.interfaces import ArmedPlan, CostSource
 from scheduler_py.scheduling.planning import plan_within
 from scheduler_py.scheduling.state import ClusterState, ExecutorRun, StormExecutor, StormTopology
-from scheduler_py.scheduling.view import TopologyView, storm_view
+from scheduler_py.scheduling.view import Supervisors, TopologyView, storm_view, supervisors_of
 
 log = logging.getLogger(__name__)
 
@@ -149,10 +149,11 @@ def plan_round(
 ) -> list[TopologyDecision]:
     """One decision per topology of ``state``, in ``state``'s order."""
     armed = armed or {}
+    supervisors = supervisors_of(state)
     items = [
         RoundItem(
             topology.id,
-            _storm_builder(state, topology, config.costs),
+            _storm_builder(state, topology, config.costs, supervisors),
             armed.get(topology.id),
             frozenset(e.key for e in topology.executors),
         )
@@ -166,9 +167,12 @@ def plan_round(
 
 
 def _storm_builder(
-    state: ClusterState, topology: StormTopology, costs: CostSource | None
+    state: ClusterState,
+    topology: StormTopology,
+    costs: CostSource | None,
+    supervisors: Supervisors,
 ) -> Callable[[Mapping[str, NodeClaim]], TopologyView]:
-    return lambda claimed: storm_view(state, topology, claimed, costs)
+    return lambda claimed: storm_view(state, topology, claimed, costs, supervisors)
 
 
 def run_round(

@@ -170,6 +170,11 @@ def _supervisor(sup: Any) -> StormSupervisor:
 
 
 def _executor(ex: Any, where: str) -> StormExecutor:
+    start, end, component = ex.task_start, ex.task_end, ex.component
+    # the shape every executor of a well-formed snapshot has, checked without a call per field
+    well_formed = type(start) is int and type(end) is int and type(component) is str
+    if well_formed and 0 <= start <= end and component:
+        return StormExecutor(start, end, component)
     start = _count(ex.task_start, f"{where}: task_start")
     end = _count(ex.task_end, f"{where}: task_end")
     if end < start:
