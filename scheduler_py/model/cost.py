@@ -140,7 +140,8 @@ def violations(problem: Problem, placement: Placement) -> list[str]:
 
 
 def _workers_per_node(placement: Placement) -> dict[str, int]:
-    keys = {placement.worker_key(e) for e in placement.node_of}
+    worker_of = placement.worker_of  # Placement.worker_key, inlined: this runs per executor
+    keys = {(node, worker_of.get(e, 0)) for e, node in placement.node_of.items()}
     return dict(Counter(node for node, _ in keys))
 
 
@@ -148,7 +149,8 @@ def evaluate(problem: Problem, placement: Placement) -> Evaluation:
     topology = problem.topology
     node_of = placement.node_of
     phi = _collocated_traffic(topology, node_of)
-    worker_of = {e: placement.worker_key(e) for e in node_of}
+    logical = placement.worker_of
+    worker_of = {e: (node, logical.get(e, 0)) for e, node in node_of.items()}
     intra_worker = _collocated_traffic(topology, worker_of)
     total = total_traffic(topology)
     cpu, memory = node_loads(problem, node_of)

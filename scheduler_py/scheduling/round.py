@@ -304,19 +304,25 @@ def _place(
     problem = view.problem
     outcome = plan_within(problem, algorithm, params, budget, config.fallback_algorithm)
     placement = outcome.placement
-    workers = len(set(placement.worker_key(e) for e in placement.node_of))
     runs: list[ExecutorRun] = []
     record_map: dict[str, tuple[str, int]] = {}
     storm_map: dict[str, tuple[str, int]] = {}
-    if view.free_ports is not None:
+    if view.free_ports is None:
+        workers = len(set(placement.worker_key(e) for e in placement.node_of))
+    else:
         placement = assign_slots(placement, view.free_ports, view.current_slots)
         workers = check_workers(placement, problem.topology.workers)
+        executor_of = view.storm_executors
         for eid, slot in sorted(placement.slot_of.items()):
-            start, end = view.storm_executor[eid]
-            component = view.component_of[(start, end)]
-            runs.append(ExecutorRun(StormExecutor(start, end, component), slot.node, slot.port))
-            record_map[eid] = (slot.node, slot.port)
-            storm_map[f"{start}-{end}"] = (slot.node, slot.port)
+            key = view.storm_executor[eid]
+            component = view.component_of[key]
+            executor = executor_of.get(key)
+            if executor is None or executor.component != component:
+                executor = StormExecutor(*key, component)
+            where = (slot.node, slot.port)
+            runs.append(ExecutorRun(executor, *where))
+            record_map[eid] = where
+            storm_map[f"{key[0]}-{key[1]}"] = where
     evaluation = evaluate(problem, placement)
     bound = traffic_bound(problem, budget.share(BOUND_SHARE), ROUND_BOUND_PAIRS)
     gap = bound.gap(evaluation.imc_gain)

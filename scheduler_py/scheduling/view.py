@@ -47,6 +47,7 @@ from scheduler_py.scheduling.interfaces import CostSource
 from scheduler_py.scheduling.state import (
     ClusterState,
     ExecutorKey,
+    StormExecutor,
     StormSupervisor,
     StormTopology,
 )
@@ -63,6 +64,8 @@ class TopologyView:
     storm_executor: Mapping[str, ExecutorKey] = field(default_factory=dict)
     """model executor id -> (task_start, task_end); empty for document topologies"""
     component_of: Mapping[ExecutorKey, str] = field(default_factory=dict)
+    storm_executors: Mapping[ExecutorKey, StormExecutor] = field(default_factory=dict)
+    """(task_start, task_end) -> the Storm executor, as the snapshot lists it"""
     free_ports: Mapping[str, tuple[int, ...]] | None = None
     """supervisor id -> ports this topology may use; ``None`` when ports are not modelled"""
     current_slots: Mapping[str, WorkerSlot] = field(default_factory=dict)
@@ -237,6 +240,7 @@ def storm_view(
         problem=Problem(tuple(nodes), topology, current),
         storm_executor=storm_executor,
         component_of={key: eid.split("#", 1)[0] for eid, key in storm_executor.items()},
+        storm_executors={ex.key: ex for ex in topo.executors},
         free_ports=free_ports,
         current_slots=current_slots,
         conf=conf,
