@@ -10,7 +10,7 @@ count`` with p/10, 4p/10 and the rest of p executors, one task each, no ackers, 
 the binary protocol, and per round decodes it, runs
 :meth:`scheduler_py.service.server.BrainHandler.schedule` (``to_state`` → ``plan_round`` →
 ``to_reply``, the plan log included when asked) and encodes the reply — the Thrift handler's
-path, minus the socket.
+path, minus the socket, with the collector paused as the server pauses it around a call.
 
 ``python -m scheduler_py.bench.roundtrip_profile [--sizes 1000x1,10000x50] [--rounds 5]
 [--profile FILE] [--plan-log FILE]`` prints the median and the largest round per size, wall
@@ -36,7 +36,7 @@ from thriftpy2.protocol import TBinaryProtocolFactory
 from thriftpy2.utils import deserialize, serialize
 
 from scheduler_py.scheduling.round import RoundConfig
-from scheduler_py.service.server import BrainHandler
+from scheduler_py.service.server import BrainHandler, collection_paused
 from scheduler_py.service.wire import wire
 
 SUPERVISORS = 500
@@ -130,9 +130,10 @@ def one_round(handler: BrainHandler, request: bytes) -> tuple[float, float, Any]
     w = wire()
     factory = TBinaryProtocolFactory()
     started, cpu = time.perf_counter(), time.process_time()
-    snapshot = deserialize(w.ClusterSnapshot(), request, factory)
-    reply = handler.schedule(snapshot)
-    serialize(reply, factory)
+    with collection_paused():  # as BrainServer.handle does around a call
+        snapshot = deserialize(w.ClusterSnapshot(), request, factory)
+        reply = handler.schedule(snapshot)
+        serialize(reply, factory)
     return time.perf_counter() - started, time.process_time() - cpu, reply
 
 
