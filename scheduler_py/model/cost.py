@@ -110,6 +110,26 @@ def node_loads(problem: Problem, node_of: Mapping[str, str]) -> tuple[dict, dict
 
 def violations(problem: Problem, placement: Placement) -> list[str]:
     """Every way ``placement`` breaks ``problem``; empty when it is a valid placement."""
+    nodes = problem.node_by_id
+    by_id = problem.topology.executor_by_id
+    cpu: dict[str, float] = {}
+    memory: dict[str, float] = {}
+    for executor, node in placement.node_of.items():  # node_loads, for the used nodes only
+        if executor in by_id and node in nodes:
+            cpu[node] = cpu.get(node, 0.0) + by_id[executor].cpu
+            memory[node] = memory.get(node, 0.0) + by_id[executor].memory_mb
+    return _violations(problem, placement, cpu, memory, _workers_per_node(placement))
+
+
+def _violations(
+    problem: Problem,
+    placement: Placement,
+    cpu: Mapping[str, float],
+    memory: Mapping[str, float],
+    workers: Mapping[str, int],
+) -> list[str]:
+    """:func:`violations`, given the loads and workers per node (a node left out uses
+    nothing: capacities are never negative, so only used nodes can be over them)."""
     topology = problem.topology
     found: list[str] = []
     expected = set(topology.executor_by_id)
@@ -119,16 +139,18 @@ def violations(problem: Problem, placement: Placement) -> list[str]:
     if unknown := sorted(given - expected):
         found.append(f"{len(unknown)} unknown executor(s) placed: {_clip(unknown)}")
     nodes = problem.node_by_id
-    if bad := sorted({n for n in placement.node_of.values() if n not in nodes}):
+    used = set(placement.node_of.values())
+    if bad := sorted({n for n in used if n not in nodes}):
         found.append(f"placement names unknown node(s) {bad}; known: {sorted(nodes)}")
-    cpu, memory = node_loads(problem, placement.node_of)
-    workers = _workers_per_node(placement)
     for node in problem.nodes:
-        if cpu[node.id] > node.cpu + EPSILON:
-            found.append(f"node {node.id}: CPU {cpu[node.id]:.2f} exceeds capacity {node.cpu:.2f}")
-        if memory[node.id] > node.memory_mb + EPSILON:
+        if node.id not in used:
+            continue
+        node_cpu, node_memory = cpu.get(node.id, 0.0), memory.get(node.id, 0.0)
+        if node_cpu > node.cpu + EPSILON:
+            found.append(f"node {node.id}: CPU {node_cpu:.2f} exceeds capacity {node.cpu:.2f}")
+        if node_memory > node.memory_mb + EPSILON:
             found.append(
-                f"node {node.id}: memory {memory[node.id]:.1f} MB exceeds capacity "
+                f"node {node.id}: memory {node_memory:.1f} MB exceeds capacity "
                 f"{node.memory_mb:.1f} MB"
             )
         if workers.get(node.id, 0) > node.slots:
@@ -171,7 +193,7 @@ def evaluate(problem: Problem, placement: Placement) -> Evaluation:
         max_node_utilisation=max(utilisation, default=0.0),
         nodes_used=len(set(node_of.values())),
         workers_used=sum(workers.values()),
-        violations=tuple(violations(problem, placement)),
+        violations=tuple(_violations(problem, placement, cpu, memory, workers)),
     )
 
 
