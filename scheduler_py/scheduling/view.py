@@ -149,8 +149,11 @@ def storm_view(
         supervisors = supervisors_of(state)
     conf = topo.conf
     executors_by_comp: dict[str, list[ExecutorKey]] = {}
+    storm_executors: dict[ExecutorKey, StormExecutor] = {}
     for ex in topo.executors:
-        executors_by_comp.setdefault(ex.component, []).append(ex.key)
+        key = ex.key
+        executors_by_comp.setdefault(ex.component, []).append(key)
+        storm_executors[key] = ex
     if not executors_by_comp:
         raise InvalidProblemError(f"topology {topo.id}: the snapshot lists no executors")
     declared = {c.id: c for c in topo.components}
@@ -161,12 +164,15 @@ def storm_view(
         )
 
     storm_executor: dict[str, ExecutorKey] = {}
+    component_of: dict[ExecutorKey, str] = {}
     components = []
     for comp_id in sorted(executors_by_comp):
         executor_keys = sorted(executors_by_comp[comp_id])
         decl = declared[comp_id]
+        name = executor_id(comp_id, 0).split("#", 1)[0]  # what the model id says it is
         for index, key in enumerate(executor_keys):
             storm_executor[executor_id(comp_id, index)] = key
+            component_of[key] = name
         components.append(
             Component(
                 id=comp_id,
@@ -223,7 +229,7 @@ def storm_view(
     nodes = _apply_node_cap(nodes, topology, conf)
     nodes = _apply_balance(nodes, topology, conf)
 
-    key_to_model = {key: eid for eid, key in storm_executor.items()}
+    key_to_model = {key: eid for eid, key in storm_executor.items()} if topo.current else {}
     current_slots: dict[str, WorkerSlot] = {}
     for run in topo.current:
         key = run.executor.key
@@ -239,8 +245,8 @@ def storm_view(
     return TopologyView(
         problem=Problem(tuple(nodes), topology, current),
         storm_executor=storm_executor,
-        component_of={key: eid.split("#", 1)[0] for eid, key in storm_executor.items()},
-        storm_executors={ex.key: ex for ex in topo.executors},
+        component_of=component_of,
+        storm_executors=storm_executors,
         free_ports=free_ports,
         current_slots=current_slots,
         conf=conf,
