@@ -76,6 +76,14 @@ def _collocated_traffic(topology: Topology, bin_of: Mapping[str, object]) -> flo
         where = bin_of.get(executor.id)
         if where is not None:
             counts[executor.component][where] += 1
+    return _uniform_collocated(topology, counts)
+
+
+_NONE: Counter = Counter()
+
+
+def _uniform_collocated(topology: Topology, counts: Mapping[str, Counter]) -> float:
+    """φ of the uniform split, from the executors of each component per bin."""
     total = 0.0
     for edge in topology.merged_edges:
         if edge.traffic <= 0:
@@ -85,7 +93,7 @@ def _collocated_traffic(topology: Topology, bin_of: Mapping[str, object]) -> flo
             * topology.component_by_id[edge.target].parallelism
         )
         per_pair = edge.traffic / size
-        src_counts, dst_counts = counts[edge.source], counts[edge.target]
+        src_counts, dst_counts = counts.get(edge.source, _NONE), counts.get(edge.target, _NONE)
         total += per_pair * sum(n * dst_counts.get(b, 0) for b, n in src_counts.items())
     return total
 
@@ -170,10 +178,21 @@ def _workers_per_node(placement: Placement) -> dict[str, int]:
 def evaluate(problem: Problem, placement: Placement) -> Evaluation:
     topology = problem.topology
     node_of = placement.node_of
-    phi = _collocated_traffic(topology, node_of)
     logical = placement.worker_of
-    worker_of = {e: (node, logical.get(e, 0)) for e, node in node_of.items()}
-    intra_worker = _collocated_traffic(topology, worker_of)
+    if topology.has_measured_traffic:
+        phi = _collocated_traffic(topology, node_of)
+        worker_of = {e: (node, logical.get(e, 0)) for e, node in node_of.items()}
+        intra_worker = _collocated_traffic(topology, worker_of)
+    else:  # both bins counted in one pass (_collocated_traffic's uniform case)
+        on_node: dict[str, Counter] = defaultdict(Counter)
+        in_worker: dict[str, Counter] = defaultdict(Counter)
+        for executor in topology.executors:
+            node = node_of.get(executor.id)
+            if node is not None:
+                on_node[executor.component][node] += 1
+                in_worker[executor.component][(node, logical.get(executor.id, 0))] += 1
+        phi = _uniform_collocated(topology, on_node)
+        intra_worker = _uniform_collocated(topology, in_worker)
     total = total_traffic(topology)
     cpu, memory = node_loads(problem, node_of)
     utilisation = [
