@@ -10,7 +10,8 @@ count`` with p/10, 4p/10 and the rest of p executors, one task each, no ackers, 
 the binary protocol, and per round decodes it, runs
 :meth:`scheduler_py.service.server.BrainHandler.schedule` (``to_state`` → ``plan_round`` →
 ``to_reply``, the plan log included when asked) and encodes the reply — the Thrift handler's
-path, minus the socket, with the collector paused as the server pauses it around a call.
+path, minus the socket, with the collector paused as the server pauses it around a call (the
+collection that follows, once the answer is out, is not timed).
 
 ``python -m scheduler_py.bench.roundtrip_profile [--sizes 1000x1,10000x50] [--rounds 5]
 [--profile FILE] [--plan-log FILE]`` prints the median and the largest round per size, wall
@@ -129,12 +130,13 @@ def one_round(handler: BrainHandler, request: bytes) -> tuple[float, float, Any]
     encode, and the reply. On a loaded machine the CPU seconds are the steadier measure."""
     w = wire()
     factory = TBinaryProtocolFactory()
-    started, cpu = time.perf_counter(), time.process_time()
     with collection_paused():  # as BrainServer.handle does around a call
+        started, cpu = time.perf_counter(), time.process_time()
         snapshot = deserialize(w.ClusterSnapshot(), request, factory)
         reply = handler.schedule(snapshot)
         serialize(reply, factory)
-    return time.perf_counter() - started, time.process_time() - cpu, reply
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return seconds, cpu, reply
 
 
 class ThreadProfiles:

@@ -200,7 +200,8 @@ def run_round(
             decisions.append(kept)
             continue
         decision = _plan(view, config, budget, len(items) - index)
-        if decision.plan is not None and decision.decision == PLACE:
+        last = index == len(items) - 1  # no topology after it would see its claims
+        if decision.plan is not None and decision.decision == PLACE and not last:
             claims.record(
                 item.topology_id,
                 view.current_usage(),
