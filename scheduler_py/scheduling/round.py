@@ -155,7 +155,7 @@ def plan_round(
             topology.id,
             _storm_builder(state, topology, config.costs, supervisors),
             armed.get(topology.id),
-            frozenset(e.key for e in topology.executors),
+            frozenset(e.key for e in topology.executors) if topology.id in armed else None,
         )
         for topology in state.topologies
     ]
