@@ -264,7 +264,7 @@ def loadaware_messaging(conf: Mapping[str, Any]) -> bool:
 def check_workers(placement: Placement, allowed: int) -> int:
     """The number of workers (slots) ``placement`` uses; more than ``allowed``
     (``topology.workers``, which Storm enforces) raises :class:`SchedulingError`."""
-    workers = len(set(placement.slot_of.values()))
+    workers = len({(slot.node, slot.port) for slot in placement.slot_of.values()})
     if workers > allowed:
         raise SchedulingError(
             f"the plan needs {workers} workers but topology.workers is {allowed} (Storm "
