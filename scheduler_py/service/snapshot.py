@@ -207,6 +207,7 @@ def _component(c: Any, where: str) -> StormComponent:
 def _topology(topo: Any) -> StormTopology:
     tid = _text(topo.id, "topology id")
     where = f"topology {tid}"
+    executor_where = f"{where}: executor"
     conf = topo.conf or {}
     if not isinstance(conf, dict) or not all(isinstance(v, str) for v in conf.values()):
         raise ValueError(f"{where}: conf must map keys to JSON-encoded strings")
@@ -218,8 +219,7 @@ def _topology(topo: Any) -> StormTopology:
             _component(c, where) for c in _items(topo.components, f"{where}: components")
         ),
         executors=tuple(
-            _executor(e, f"{where}: executor")
-            for e in _items(topo.executors, f"{where}: executors")
+            _executor(e, executor_where) for e in _items(topo.executors, f"{where}: executors")
         ),
         current=tuple(
             ExecutorRun(
