@@ -18,6 +18,7 @@ from thriftpy2.transport import TFramedTransportFactory
 from scheduler_py.bench import roundtrip_profile
 from scheduler_py.model.bound import _lp_bound, _undirected_pairs, traffic_bound
 from scheduler_py.model.budget import UNLIMITED
+from scheduler_py.model.errors import InvalidProblemError
 from scheduler_py.model.types import Component, Edge, Node, Problem, Topology
 from scheduler_py.scheduling.claims import NodeClaim
 from scheduler_py.scheduling.round import RoundConfig
@@ -180,3 +181,35 @@ def test_the_harness_builds_the_java_bench_cluster_and_plans_it():
     assert [e.task_start for e in first.executors] == list(range(1, 21))
     times = roundtrip_profile.measure("100x2", 1, None, None)
     assert len(times) == 1 and all(wall > 0 and cpu >= 0 for wall, cpu in times)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("available_cpu", float("nan"), "supervisor s: available_cpu must be a finite number"),
+        ("total_memory_mb", 4096, None),  # an int is a number too
+        ("total_cpu", True, "supervisor s: total_cpu must be a finite number"),
+        ("host", "", "supervisor s: host must be a non-empty string"),
+        ("port", -1, "supervisor s: slot port must be a whole number >= 0"),
+        ("port", True, "supervisor s: slot port must be a whole number >= 0"),
+    ],
+)
+def test_the_snapshot_is_still_checked_field_by_field(field, value, message):
+    sup = supervisor("s")
+    if field == "port":
+        sup.slots[0].port = value
+    else:
+        setattr(sup, field, value)
+    if message is None:
+        assert to_state(snapshot([sup], [])).supervisors[0].total_memory_mb == 4096.0
+        return
+    with pytest.raises(InvalidProblemError, match=message):
+        to_state(snapshot([sup], []))
+
+
+@pytest.mark.parametrize(("start", "end"), [(True, 1), (2, 1), (-1, 3), (1, 1.0)])
+def test_a_malformed_executor_still_rejects_its_topology(start, end):
+    topo = wordcount()
+    topo.executors[0].task_start, topo.executors[0].task_end = start, end
+    state = to_state(snapshot([supervisor("s")], [topo]))
+    assert not state.topologies and "task_" in state.rejected["wc-1"]
