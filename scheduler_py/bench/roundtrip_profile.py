@@ -15,9 +15,9 @@ collection that follows, once the answer is out, is not timed).
 
 ``python -m scheduler_py.bench.roundtrip_profile [--sizes 1000x1,10000x50] [--rounds 5]
 [--profile FILE] [--plan-log FILE]`` prints the median and the largest round per size, wall
-clock and CPU time;
-``--profile`` writes the cProfile statistics of every measured round to ``FILE`` and prints
-the top functions by cumulative and by own time.
+clock and CPU time; ``--profile`` writes the cProfile statistics of the measured rounds of each
+size to ``FILE`` with ``-SIZE`` before its suffix and prints the top functions by cumulative and
+by own time.
 """
 
 from __future__ import annotations
