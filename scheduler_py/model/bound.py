@@ -103,7 +103,12 @@ def traffic_bound(
     pairs = _undirected_pairs(problem)
     if not pairs:
         return TrafficBound(0.0, "no traffic", seconds=time.perf_counter() - started)
-    cut = _forced_cut_bound(problem, pairs, sum(pairs.values()))
+    total = sum(pairs.values())
+    cut = _forced_cut_bound(problem, pairs, total)
+    if cut == total and _fits_one_node(problem):
+        # every executor may share a node with all others (``y ≡ 1`` is feasible), so the LP
+        # and the knapsack bounds are the whole traffic: no smaller than the cut
+        return TrafficBound(cut, "forced cut", seconds=time.perf_counter() - started)
     capacity, method, reason = _lp_bound(problem, pairs, budget)
     if capacity is None:
         capacity, method = _knapsack_bound(problem, pairs, budget), "knapsack"
@@ -133,6 +138,13 @@ def fewest_nodes(problem: Problem) -> int:
         if held + EPSILON >= need:
             return count
     return len(problem.nodes)
+
+
+def _fits_one_node(problem: Problem) -> bool:
+    """Whether the whole topology fits the CPU of the largest node (no tolerance), which makes
+    ``y ≡ 1`` a feasible point of the collocation LP's capacity rows and of the knapsacks."""
+    executors = problem.topology.executors
+    return sum(e.cpu for e in executors) <= max(n.cpu for n in problem.nodes)
 
 
 def _forced_cut_bound(problem: Problem, pairs: dict[tuple[str, str], float], total: float) -> float:

@@ -64,26 +64,33 @@ def check_feasible(problem: Problem) -> None:
             f"({len(problem.nodes)} node(s) known); free slots or add supervisors",
             resource="slots",
         )
-    for resource, need_of, cap_of, unit in (
-        ("cpu", lambda e: e.cpu, lambda n: n.cpu, "% CPU"),
-        ("memory", lambda e: e.memory_mb, lambda n: n.memory_mb, " MB memory"),
+    for resource, attribute, unit in (
+        ("cpu", "cpu", "% CPU"),
+        ("memory", "memory_mb", " MB memory"),
     ):
-        best = max(nodes, key=lambda n: (cap_of(n), n.id))
-        for executor in topology.executors:
-            if need_of(executor) > cap_of(best) + EPSILON:
-                raise InfeasibleError(
-                    f"topology {topology.id}: component {executor.component} needs "
-                    f"{need_of(executor):.1f}{unit} per executor but the best node "
-                    f"{best.id} has {cap_of(best):.1f}{unit} available; raise the "
-                    f"component's parallelism, lower its declared {resource}, or add capacity",
-                    resource=resource,
-                    component=executor.component,
-                    needed=need_of(executor),
-                    best_available=cap_of(best),
-                    best_node=best.id,
-                )
-        needed = sum(need_of(e) for e in topology.executors)
-        available = sum(cap_of(n) for n in nodes)
+        caps = [getattr(n, attribute) for n in nodes]
+        needs = [getattr(e, attribute) for e in topology.executors]
+        top = max(caps)  # what the best node (most of it, ties: highest id) has
+        if needs and max(needs) > top + EPSILON:
+            best = max(nodes, key=lambda n: (getattr(n, attribute), n.id))
+            need, executor = next(
+                (need, e)
+                for need, e in zip(needs, topology.executors, strict=True)
+                if need > top + EPSILON
+            )
+            raise InfeasibleError(
+                f"topology {topology.id}: component {executor.component} needs "
+                f"{need:.1f}{unit} per executor but the best node "
+                f"{best.id} has {top:.1f}{unit} available; raise the "
+                f"component's parallelism, lower its declared {resource}, or add capacity",
+                resource=resource,
+                component=executor.component,
+                needed=need,
+                best_available=top,
+                best_node=best.id,
+            )
+        needed = sum(needs)
+        available = sum(caps)
         if needed > available + EPSILON:
             heaviest = max(topology.components, key=lambda c: (getattr(c, _TOTAL[resource]), c.id))
             raise InfeasibleError(

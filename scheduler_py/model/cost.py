@@ -76,6 +76,14 @@ def _collocated_traffic(topology: Topology, bin_of: Mapping[str, object]) -> flo
         where = bin_of.get(executor.id)
         if where is not None:
             counts[executor.component][where] += 1
+    return _uniform_collocated(topology, counts)
+
+
+_NONE: Counter = Counter()
+
+
+def _uniform_collocated(topology: Topology, counts: Mapping[str, Counter]) -> float:
+    """φ of the uniform split, from the executors of each component per bin."""
     total = 0.0
     for edge in topology.merged_edges:
         if edge.traffic <= 0:
@@ -85,7 +93,7 @@ def _collocated_traffic(topology: Topology, bin_of: Mapping[str, object]) -> flo
             * topology.component_by_id[edge.target].parallelism
         )
         per_pair = edge.traffic / size
-        src_counts, dst_counts = counts[edge.source], counts[edge.target]
+        src_counts, dst_counts = counts.get(edge.source, _NONE), counts.get(edge.target, _NONE)
         total += per_pair * sum(n * dst_counts.get(b, 0) for b, n in src_counts.items())
     return total
 
@@ -110,6 +118,26 @@ def node_loads(problem: Problem, node_of: Mapping[str, str]) -> tuple[dict, dict
 
 def violations(problem: Problem, placement: Placement) -> list[str]:
     """Every way ``placement`` breaks ``problem``; empty when it is a valid placement."""
+    nodes = problem.node_by_id
+    by_id = problem.topology.executor_by_id
+    cpu: dict[str, float] = {}
+    memory: dict[str, float] = {}
+    for executor, node in placement.node_of.items():  # node_loads, for the used nodes only
+        if executor in by_id and node in nodes:
+            cpu[node] = cpu.get(node, 0.0) + by_id[executor].cpu
+            memory[node] = memory.get(node, 0.0) + by_id[executor].memory_mb
+    return _violations(problem, placement, cpu, memory, _workers_per_node(placement))
+
+
+def _violations(
+    problem: Problem,
+    placement: Placement,
+    cpu: Mapping[str, float],
+    memory: Mapping[str, float],
+    workers: Mapping[str, int],
+) -> list[str]:
+    """:func:`violations`, given the loads and workers per node (a node left out uses
+    nothing: capacities are never negative, so only used nodes can be over them)."""
     topology = problem.topology
     found: list[str] = []
     expected = set(topology.executor_by_id)
@@ -119,16 +147,18 @@ def violations(problem: Problem, placement: Placement) -> list[str]:
     if unknown := sorted(given - expected):
         found.append(f"{len(unknown)} unknown executor(s) placed: {_clip(unknown)}")
     nodes = problem.node_by_id
-    if bad := sorted({n for n in placement.node_of.values() if n not in nodes}):
+    used = set(placement.node_of.values())
+    if bad := sorted({n for n in used if n not in nodes}):
         found.append(f"placement names unknown node(s) {bad}; known: {sorted(nodes)}")
-    cpu, memory = node_loads(problem, placement.node_of)
-    workers = _workers_per_node(placement)
     for node in problem.nodes:
-        if cpu[node.id] > node.cpu + EPSILON:
-            found.append(f"node {node.id}: CPU {cpu[node.id]:.2f} exceeds capacity {node.cpu:.2f}")
-        if memory[node.id] > node.memory_mb + EPSILON:
+        if node.id not in used:
+            continue
+        node_cpu, node_memory = cpu.get(node.id, 0.0), memory.get(node.id, 0.0)
+        if node_cpu > node.cpu + EPSILON:
+            found.append(f"node {node.id}: CPU {node_cpu:.2f} exceeds capacity {node.cpu:.2f}")
+        if node_memory > node.memory_mb + EPSILON:
             found.append(
-                f"node {node.id}: memory {memory[node.id]:.1f} MB exceeds capacity "
+                f"node {node.id}: memory {node_memory:.1f} MB exceeds capacity "
                 f"{node.memory_mb:.1f} MB"
             )
         if workers.get(node.id, 0) > node.slots:
@@ -140,16 +170,29 @@ def violations(problem: Problem, placement: Placement) -> list[str]:
 
 
 def _workers_per_node(placement: Placement) -> dict[str, int]:
-    keys = {placement.worker_key(e) for e in placement.node_of}
+    worker_of = placement.worker_of  # Placement.worker_key, inlined: this runs per executor
+    keys = {(node, worker_of.get(e, 0)) for e, node in placement.node_of.items()}
     return dict(Counter(node for node, _ in keys))
 
 
 def evaluate(problem: Problem, placement: Placement) -> Evaluation:
     topology = problem.topology
     node_of = placement.node_of
-    phi = _collocated_traffic(topology, node_of)
-    worker_of = {e: placement.worker_key(e) for e in node_of}
-    intra_worker = _collocated_traffic(topology, worker_of)
+    logical = placement.worker_of
+    if topology.has_measured_traffic:
+        phi = _collocated_traffic(topology, node_of)
+        worker_of = {e: (node, logical.get(e, 0)) for e, node in node_of.items()}
+        intra_worker = _collocated_traffic(topology, worker_of)
+    else:  # both bins counted in one pass (_collocated_traffic's uniform case)
+        on_node: dict[str, Counter] = defaultdict(Counter)
+        in_worker: dict[str, Counter] = defaultdict(Counter)
+        for executor in topology.executors:
+            node = node_of.get(executor.id)
+            if node is not None:
+                on_node[executor.component][node] += 1
+                in_worker[executor.component][(node, logical.get(executor.id, 0))] += 1
+        phi = _uniform_collocated(topology, on_node)
+        intra_worker = _uniform_collocated(topology, in_worker)
     total = total_traffic(topology)
     cpu, memory = node_loads(problem, node_of)
     utilisation = [
@@ -169,7 +212,7 @@ def evaluate(problem: Problem, placement: Placement) -> Evaluation:
         max_node_utilisation=max(utilisation, default=0.0),
         nodes_used=len(set(node_of.values())),
         workers_used=sum(workers.values()),
-        violations=tuple(violations(problem, placement)),
+        violations=tuple(_violations(problem, placement, cpu, memory, workers)),
     )
 
 

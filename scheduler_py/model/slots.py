@@ -60,11 +60,14 @@ def assign_slots(
     """
     current = dict(current or {})
     members: dict[tuple[str, int], set[str]] = defaultdict(set)
-    for executor in placement.node_of:
-        members[placement.worker_key(executor)].add(executor)
+    worker_of = placement.worker_of  # Placement.worker_key, inlined: this runs per executor
+    for executor, node in placement.node_of.items():
+        members[(node, worker_of.get(executor, 0))].add(executor)
     in_slot: dict[WorkerSlot, set[str]] = defaultdict(set)
+    current_ports: dict[str, set[int]] = defaultdict(set)
     for executor, slot in current.items():
         in_slot[slot].add(executor)
+        current_ports[slot.node].add(slot.port)
     logical_by_node: dict[str, list[int]] = defaultdict(list)
     for node, index in members:
         logical_by_node[node].append(index)
@@ -72,9 +75,7 @@ def assign_slots(
     slot_of: dict[str, WorkerSlot] = {}
     for node in sorted(logical_by_node):
         logical = sorted(logical_by_node[node])
-        ports = sorted(
-            set(free_ports.get(node, ())) | {s.port for s in current.values() if s.node == node}
-        )
+        ports = sorted(set(free_ports.get(node, ())) | current_ports.get(node, set()))
         if len(ports) < len(logical):
             raise SchedulingError(
                 f"topology {placement.topology_id}: the plan needs {len(logical)} worker(s) on "
@@ -82,14 +83,17 @@ def assign_slots(
                 f"({', '.join(map(str, ports)) or 'none'}); free slots on {node} or plan "
                 f"fewer workers per node"
             )
-        overlap = [
-            [len(members[(node, k)] & in_slot.get(WorkerSlot(node, port), set())) for port in ports]
-            for k in logical
-        ]
-        if any(any(row) for row in overlap):
-            chosen = _best_mapping(overlap)
-        else:
-            chosen = list(range(len(logical)))
+        chosen = list(range(len(logical)))  # no executor runs on the node now: in order
+        if node in current_ports:
+            overlap = [
+                [
+                    len(members[(node, k)] & in_slot.get(WorkerSlot(node, port), set()))
+                    for port in ports
+                ]
+                for k in logical
+            ]
+            if any(any(row) for row in overlap):
+                chosen = _best_mapping(overlap)
         for i, k in enumerate(logical):
             slot = WorkerSlot(node, ports[chosen[i]])
             for executor in members[(node, k)]:

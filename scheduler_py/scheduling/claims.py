@@ -40,11 +40,11 @@ def usage_of(
     cpu, memory = node_loads(Problem(nodes, topology), placement.node_of)
     workers: dict[str, set[int]] = {}
     ports: dict[str, set[int]] = {}
-    for executor in placement.node_of:
-        if executor not in topology.executor_by_id:
+    known, logical = topology.executor_by_id, placement.worker_of
+    for executor, node in placement.node_of.items():
+        if executor not in known:
             continue
-        node, worker = placement.worker_key(executor)
-        workers.setdefault(node, set()).add(worker)
+        workers.setdefault(node, set()).add(logical.get(executor, 0))  # worker_key, inlined
         slot = placement.slot_of.get(executor)
         if slot is not None:
             ports.setdefault(slot.node, set()).add(slot.port)

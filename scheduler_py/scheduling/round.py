@@ -50,7 +50,7 @@ from scheduler_py.scheduling.claims import Claims, NodeClaim, usage_of
 from scheduler_py.scheduling.interfaces import ArmedPlan, CostSource
 from scheduler_py.scheduling.planning import plan_within
 from scheduler_py.scheduling.state import ClusterState, ExecutorRun, StormExecutor, StormTopology
-from scheduler_py.scheduling.view import TopologyView, storm_view
+from scheduler_py.scheduling.view import Supervisors, TopologyView, storm_view, supervisors_of
 
 log = logging.getLogger(__name__)
 
@@ -149,12 +149,13 @@ def plan_round(
 ) -> list[TopologyDecision]:
     """One decision per topology of ``state``, in ``state``'s order."""
     armed = armed or {}
+    supervisors = supervisors_of(state)
     items = [
         RoundItem(
             topology.id,
-            _storm_builder(state, topology, config.costs),
+            _storm_builder(state, topology, config.costs, supervisors),
             armed.get(topology.id),
-            frozenset(e.key for e in topology.executors),
+            frozenset(e.key for e in topology.executors) if topology.id in armed else None,
         )
         for topology in state.topologies
     ]
@@ -166,9 +167,12 @@ def plan_round(
 
 
 def _storm_builder(
-    state: ClusterState, topology: StormTopology, costs: CostSource | None
+    state: ClusterState,
+    topology: StormTopology,
+    costs: CostSource | None,
+    supervisors: Supervisors,
 ) -> Callable[[Mapping[str, NodeClaim]], TopologyView]:
-    return lambda claimed: storm_view(state, topology, claimed, costs)
+    return lambda claimed: storm_view(state, topology, claimed, costs, supervisors)
 
 
 def run_round(
@@ -196,7 +200,8 @@ def run_round(
             decisions.append(kept)
             continue
         decision = _plan(view, config, budget, len(items) - index)
-        if decision.plan is not None and decision.decision == PLACE:
+        last = index == len(items) - 1  # no topology after it would see its claims
+        if decision.plan is not None and decision.decision == PLACE and not last:
             claims.record(
                 item.topology_id,
                 view.current_usage(),
@@ -259,7 +264,7 @@ def loadaware_messaging(conf: Mapping[str, Any]) -> bool:
 def check_workers(placement: Placement, allowed: int) -> int:
     """The number of workers (slots) ``placement`` uses; more than ``allowed``
     (``topology.workers``, which Storm enforces) raises :class:`SchedulingError`."""
-    workers = len(set(placement.slot_of.values()))
+    workers = len({(slot.node, slot.port) for slot in placement.slot_of.values()})
     if workers > allowed:
         raise SchedulingError(
             f"the plan needs {workers} workers but topology.workers is {allowed} (Storm "
@@ -300,19 +305,25 @@ def _place(
     problem = view.problem
     outcome = plan_within(problem, algorithm, params, budget, config.fallback_algorithm)
     placement = outcome.placement
-    workers = len(set(placement.worker_key(e) for e in placement.node_of))
     runs: list[ExecutorRun] = []
     record_map: dict[str, tuple[str, int]] = {}
     storm_map: dict[str, tuple[str, int]] = {}
-    if view.free_ports is not None:
+    if view.free_ports is None:
+        workers = len(set(placement.worker_key(e) for e in placement.node_of))
+    else:
         placement = assign_slots(placement, view.free_ports, view.current_slots)
         workers = check_workers(placement, problem.topology.workers)
+        executor_of = view.storm_executors
         for eid, slot in sorted(placement.slot_of.items()):
-            start, end = view.storm_executor[eid]
-            component = view.component_of[(start, end)]
-            runs.append(ExecutorRun(StormExecutor(start, end, component), slot.node, slot.port))
-            record_map[eid] = (slot.node, slot.port)
-            storm_map[f"{start}-{end}"] = (slot.node, slot.port)
+            key = view.storm_executor[eid]
+            component = view.component_of[key]
+            executor = executor_of.get(key)
+            if executor is None or executor.component != component:
+                executor = StormExecutor(*key, component)
+            where = (slot.node, slot.port)
+            runs.append(ExecutorRun(executor, *where))
+            record_map[eid] = where
+            storm_map[f"{key[0]}-{key[1]}"] = where
     evaluation = evaluate(problem, placement)
     bound = traffic_bound(problem, budget.share(BOUND_SHARE), ROUND_BOUND_PAIRS)
     gap = bound.gap(evaluation.imc_gain)

@@ -44,7 +44,13 @@ from scheduler_py.model.types import (
 )
 from scheduler_py.scheduling.claims import NodeClaim, Usage, subtract, usage_of
 from scheduler_py.scheduling.interfaces import CostSource
-from scheduler_py.scheduling.state import ClusterState, ExecutorKey, StormTopology
+from scheduler_py.scheduling.state import (
+    ClusterState,
+    ExecutorKey,
+    StormExecutor,
+    StormSupervisor,
+    StormTopology,
+)
 
 USER_EDGE_TRAFFIC = 1.0
 SYSTEM_EDGE_TRAFFIC = 0.1
@@ -58,6 +64,8 @@ class TopologyView:
     storm_executor: Mapping[str, ExecutorKey] = field(default_factory=dict)
     """model executor id -> (task_start, task_end); empty for document topologies"""
     component_of: Mapping[ExecutorKey, str] = field(default_factory=dict)
+    storm_executors: Mapping[ExecutorKey, StormExecutor] = field(default_factory=dict)
+    """(task_start, task_end) -> the Storm executor, as the snapshot lists it"""
     free_ports: Mapping[str, tuple[int, ...]] | None = None
     """supervisor id -> ports this topology may use; ``None`` when ports are not modelled"""
     current_slots: Mapping[str, WorkerSlot] = field(default_factory=dict)
@@ -86,19 +94,66 @@ class TopologyView:
 # --------------------------------------------------------------------------- Storm topologies
 
 
+@dataclass(frozen=True)
+class Supervisors:
+    """What every topology of one snapshot sees of the supervisors before its own usage and
+    the round's claims are accounted: computed once per round (:func:`supervisors_of`), so
+    that a round over many topologies does not rebuild every node for each of them."""
+
+    ordered: tuple[StormSupervisor, ...]
+    """the supervisors by id"""
+    alive: frozenset[str]
+    unowned: Mapping[str, tuple[Node, tuple[int, ...]]]
+    """supervisor id -> its node and free ports, for supervisors none of whose slots a
+    topology holds: what a topology that runs nothing there and meets no claim there sees"""
+
+
+def supervisors_of(state: ClusterState) -> Supervisors:
+    """The :class:`Supervisors` of ``state`` (see :func:`storm_view`)."""
+    unowned: dict[str, tuple[Node, tuple[int, ...]]] = {}
+    for sup in state.supervisors:
+        if all(s.topology_id in (None, "") for s in sup.slots):
+            ports = tuple(sorted({s.port for s in sup.slots}))
+            unowned[sup.id] = (_node(sup, ports, 0.0, 0.0, NodeClaim()), ports)
+    return Supervisors(
+        ordered=tuple(sorted(state.supervisors, key=lambda s: s.id)),
+        alive=frozenset(s.id for s in state.supervisors),
+        unowned=unowned,
+    )
+
+
+def _node(
+    sup: StormSupervisor, ports: tuple[int, ...], own_cpu: float, own_mem: float, claim: NodeClaim
+) -> Node:
+    return Node(
+        id=sup.id,
+        cpu=max(0.0, sup.available_cpu + own_cpu - claim.cpu),
+        slots=len(ports),
+        memory_mb=max(0.0, sup.available_memory_mb + own_mem - claim.memory_mb),
+        rack=sup.rack or "default-rack",
+    )
+
+
 def storm_view(
     state: ClusterState,
     topo: StormTopology,
     claimed: Mapping[str, NodeClaim] | None = None,
     costs: CostSource | None = None,
+    supervisors: Supervisors | None = None,
 ) -> TopologyView:
     """The model problem of ``topo`` in ``state``, with ``claimed`` (the other topologies'
-    claims so far this round) taken off the capacity it sees."""
+    claims so far this round) taken off the capacity it sees; ``supervisors``: the round's
+    :func:`supervisors_of` ``state``, computed here when not given."""
     claimed = claimed or {}
+    if supervisors is None:
+        supervisors = supervisors_of(state)
     conf = topo.conf
     executors_by_comp: dict[str, list[ExecutorKey]] = {}
+    storm_executors: dict[ExecutorKey, StormExecutor] = {}
     for ex in topo.executors:
-        executors_by_comp.setdefault(ex.component, []).append(ex.key)
+        key = ex.key
+        executors_by_comp.setdefault(ex.component, []).append(key)
+        storm_executors[key] = ex
     if not executors_by_comp:
         raise InvalidProblemError(f"topology {topo.id}: the snapshot lists no executors")
     declared = {c.id: c for c in topo.components}
@@ -109,12 +164,15 @@ def storm_view(
         )
 
     storm_executor: dict[str, ExecutorKey] = {}
+    component_of: dict[ExecutorKey, str] = {}
     components = []
     for comp_id in sorted(executors_by_comp):
         executor_keys = sorted(executors_by_comp[comp_id])
         decl = declared[comp_id]
+        name = executor_id(comp_id, 0).split("#", 1)[0]  # what the model id says it is
         for index, key in enumerate(executor_keys):
             storm_executor[executor_id(comp_id, index)] = key
+            component_of[key] = name
         components.append(
             Component(
                 id=comp_id,
@@ -148,10 +206,15 @@ def storm_view(
         topology, cost_note = costs.costs_for(topology, storm_executor, conf)
 
     own = _declared_usage(topo)
-    alive = {s.id for s in state.supervisors}
+    alive = supervisors.alive
     nodes = []
     free_ports: dict[str, tuple[int, ...]] = {}
-    for sup in sorted(state.supervisors, key=lambda s: s.id):
+    for sup in supervisors.ordered:
+        unowned = supervisors.unowned.get(sup.id)
+        if unowned is not None and sup.id not in own and sup.id not in claimed:
+            nodes.append(unowned[0])
+            free_ports[sup.id] = unowned[1]
+            continue
         own_cpu, own_mem = own.get(sup.id, (0.0, 0.0))
         claim = claimed.get(sup.id, NodeClaim())
         ports = {
@@ -162,19 +225,11 @@ def storm_view(
         }
         ports -= claim.taken_ports
         free_ports[sup.id] = tuple(sorted(ports))
-        nodes.append(
-            Node(
-                id=sup.id,
-                cpu=max(0.0, sup.available_cpu + own_cpu - claim.cpu),
-                slots=len(ports),
-                memory_mb=max(0.0, sup.available_memory_mb + own_mem - claim.memory_mb),
-                rack=sup.rack or "default-rack",
-            )
-        )
+        nodes.append(_node(sup, free_ports[sup.id], own_cpu, own_mem, claim))
     nodes = _apply_node_cap(nodes, topology, conf)
     nodes = _apply_balance(nodes, topology, conf)
 
-    key_to_model = {key: eid for eid, key in storm_executor.items()}
+    key_to_model = {key: eid for eid, key in storm_executor.items()} if topo.current else {}
     current_slots: dict[str, WorkerSlot] = {}
     for run in topo.current:
         key = run.executor.key
@@ -190,7 +245,8 @@ def storm_view(
     return TopologyView(
         problem=Problem(tuple(nodes), topology, current),
         storm_executor=storm_executor,
-        component_of={key: eid.split("#", 1)[0] for eid, key in storm_executor.items()},
+        component_of=component_of,
+        storm_executors=storm_executors,
         free_ports=free_ports,
         current_slots=current_slots,
         conf=conf,

@@ -14,11 +14,13 @@ dashboard). A ``replan`` that changes a topology, and pausing or resuming the au
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -73,9 +75,10 @@ class BrainHandler:
         started = time.perf_counter()
         armed = self.controller.armed() if self.controller is not None else None
         try:
-            state = to_state(snapshot)
-            decisions = self._explain_kept(plan_round(state, self.config, armed))
-            reply = to_reply(decisions)
+            with collection_paused():
+                state = to_state(snapshot)
+                decisions = self._explain_kept(plan_round(state, self.config, armed))
+                reply = to_reply(decisions)
         except Exception as error:  # never let one round kill the service
             log.exception("round %s failed", getattr(snapshot, "round", "?"))
             raise wire().BrainError(f"brain failed on this snapshot: {error}") from error
@@ -226,6 +229,24 @@ class BrainHandler:
             out.write(json.dumps(entry, sort_keys=True, default=str) + "\n")
 
 
+@contextmanager
+def collection_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a call is read, answered and its answer written:
+    a round allocates tens of thousands of short-lived objects (the snapshot, the model, the
+    reply), which would trigger collections that also walk everything the service keeps;
+    reference counting frees them anyway, and the collector runs again, as usual, once the
+    answer is out (:meth:`BrainServer.handle` pauses it from a call's first byte;
+    :meth:`BrainHandler.schedule` pauses it too, for callers without the server). The first
+    of overlapping pauses turns it back on."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
 def _params(text: str | None) -> dict[str, Any]:
     """``replan``'s algorithm parameters: a JSON object, or empty for none."""
     if not text:
@@ -265,7 +286,11 @@ class BrainServer(TThreadedServer):
         try:
             while True:
                 counted.wrote = False
-                self.processor.process(iprot, oprot)
+                with ExitStack() as call:
+                    # from the call's first byte until its answer is out (collection_paused);
+                    # not while the connection waits for the next call
+                    counted.on_data = lambda: call.enter_context(collection_paused())
+                    self.processor.process(iprot, oprot)
                 answered = counted.received
         except Exception as error:
             pending = counted.received - answered
@@ -315,10 +340,15 @@ class _CountingTransport:
         self.client = client
         self.received = 0
         self.wrote = False
+        self.on_data: Callable[[], Any] | None = None
+        """called once, when the next read returns bytes"""
 
     def read(self, size: int) -> bytes:
         data = self.client.read(size)
         self.received += len(data)
+        if data and self.on_data is not None:
+            notify, self.on_data = self.on_data, None
+            notify()
         return data
 
     def write(self, data: bytes) -> None:

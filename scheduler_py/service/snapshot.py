@@ -148,28 +148,42 @@ def _count(value: Any, what: str) -> int:
 
 
 def _supervisor(sup: Any) -> StormSupervisor:
+    # the checks of _text, _count and _number, with the error context built only on failure
     sid = _text(sup.id, "supervisor id")
+    host = sup.host
+    if type(host) is not str or not host:
+        host = _text(host, f"supervisor {sid}: host")
     return StormSupervisor(
         id=sid,
-        host=_text(sup.host, f"supervisor {sid}: host"),
-        slots=tuple(
-            StormSlot(
-                _count(s.port, f"supervisor {sid}: slot port"),
-                s.topology_id if isinstance(s.topology_id, str) and s.topology_id else None,
-            )
-            for s in _items(sup.slots, f"supervisor {sid}: slots")
-        ),
-        total_cpu=_number(sup.total_cpu, f"supervisor {sid}: total_cpu"),
-        total_memory_mb=_number(sup.total_memory_mb, f"supervisor {sid}: total_memory_mb"),
-        available_cpu=_number(sup.available_cpu, f"supervisor {sid}: available_cpu"),
-        available_memory_mb=_number(
-            sup.available_memory_mb, f"supervisor {sid}: available_memory_mb"
-        ),
+        host=host,
+        slots=tuple(_slot(s, sid) for s in _items(sup.slots, f"supervisor {sid}: slots")),
+        total_cpu=_finite(sup.total_cpu, sid, "total_cpu"),
+        total_memory_mb=_finite(sup.total_memory_mb, sid, "total_memory_mb"),
+        available_cpu=_finite(sup.available_cpu, sid, "available_cpu"),
+        available_memory_mb=_finite(sup.available_memory_mb, sid, "available_memory_mb"),
         rack=sup.rack if isinstance(sup.rack, str) and sup.rack else None,
     )
 
 
+def _slot(slot: Any, sid: str) -> StormSlot:
+    port, owner = slot.port, slot.topology_id
+    if type(port) is not int or port < 0:
+        port = _count(port, f"supervisor {sid}: slot port")
+    return StormSlot(port, owner if isinstance(owner, str) and owner else None)
+
+
+def _finite(value: Any, sid: str, field: str) -> float:
+    if type(value) is float and math.isfinite(value):
+        return value
+    return _number(value, f"supervisor {sid}: {field}")
+
+
 def _executor(ex: Any, where: str) -> StormExecutor:
+    start, end, component = ex.task_start, ex.task_end, ex.component
+    # the shape every executor of a well-formed snapshot has, checked without a call per field
+    well_formed = type(start) is int and type(end) is int and type(component) is str
+    if well_formed and 0 <= start <= end and component:
+        return StormExecutor(start, end, component)
     start = _count(ex.task_start, f"{where}: task_start")
     end = _count(ex.task_end, f"{where}: task_end")
     if end < start:
@@ -202,6 +216,7 @@ def _component(c: Any, where: str) -> StormComponent:
 def _topology(topo: Any) -> StormTopology:
     tid = _text(topo.id, "topology id")
     where = f"topology {tid}"
+    executor_where = f"{where}: executor"
     conf = topo.conf or {}
     if not isinstance(conf, dict) or not all(isinstance(v, str) for v in conf.values()):
         raise ValueError(f"{where}: conf must map keys to JSON-encoded strings")
@@ -213,8 +228,7 @@ def _topology(topo: Any) -> StormTopology:
             _component(c, where) for c in _items(topo.components, f"{where}: components")
         ),
         executors=tuple(
-            _executor(e, f"{where}: executor")
-            for e in _items(topo.executors, f"{where}: executors")
+            _executor(e, executor_where) for e in _items(topo.executors, f"{where}: executors")
         ),
         current=tuple(
             ExecutorRun(
