@@ -11,7 +11,8 @@ recovery time printed on one line (``recovery: <fault> → <what> in X s``):
   none of them restarted;
 * the brain slow (answers after the shim's ``scheduler.brain.timeout.ms``): the round falls
   back to DefaultScheduler, the next rounds use the brain again, the fallback's placement is
-  kept (Nimbus assigns the topology once), and a new topology is placed by the brain.
+  kept (Nimbus assigns the topology once), the brain's plan log does not claim the late
+  rounds' plans, and a new topology is placed by the brain.
 
 Brain down, garbage plans (test_storm_loop.py), the brain killed mid-drain
 (test_reconfiguration.py) and a killed supervisor (test_monitoring.py) are covered elsewhere.
@@ -440,6 +441,8 @@ def test_slow_brain_falls_back_once_and_the_next_rounds_use_the_brain(faults, tm
         assert status.startswith(FALLBACK_STATUS), status
         assert _placement(cluster, name) == first, "the topology was placed again"
         assert _assignments_logged(cluster, topology_id) == 1, "Nimbus assigned it twice"
+        # the late rounds' plans were never applied: the brain does not claim them
+        assert _plans(cluster, topology_id, 0) == [], "the plan log claims a late round's plan"
 
         cluster.submit(later, "topology.workers=1", "scheduler.brain.algorithm=td")
         assert _status(cluster, later).startswith(BRAIN_STATUS), _status(cluster, later)
