@@ -328,54 +328,52 @@ def test_zookeeper_restart_monitor_aggregation_and_brain_recover_without_restart
         down_started = time.monotonic()
         # the brain notices: declared costs while ZooKeeper is away (nothing waits on it)
         noticed = wait_until(
-            lambda: (
-                _dry_run_costs(cluster, name).startswith("declared")
-                and _dry_run_costs(cluster, name)
-            ),
+            lambda: (costs := _dry_run_costs(cluster, name)).startswith("declared") and costs,
             machine_timeout(60),
             "the brain to fall back to declared costs while ZooKeeper is down",
             lambda: f"(costs: {_dry_run_costs(cluster, name)})",
         )
         print(f"zookeeper down: the brain plans on {noticed}")
+        assert "ZooKeeper" in noticed, f"the declared costs do not say why: {noticed}"
         time.sleep(max(0.0, 10 - (time.monotonic() - down_started)))  # down ≥ 10 s
         started_ms = int(time.time() * 1000)
         cluster.start_zookeeper()
         started = time.monotonic()
         down = started - down_started
 
-        every_worker = len(workers)
-        wait_until(
-            lambda: (
-                len(probe.look(lambda s: _windows_after(s, topology_id, started_ms)) or ())
-                >= every_worker
-            ),
-            machine_timeout(180),
-            "a window from every worker monitor that ended after ZooKeeper was back",
-            lambda: str(probe.look(lambda s: _windows_after(s, topology_id, started_ms))),
-        )
-        _report("zookeeper restart", "worker monitors publish again", time.monotonic() - started,
-                f" (ZooKeeper down {down:.1f} s)")  # fmt: skip
-
         def fresh_aggregate():
             doc = probe.look(lambda s: s.read_aggregate(topology_id))
-            return doc if doc and doc["computed_at_ms"] > started_ms else None
+            return doc and doc["computed_at_ms"] > started_ms
+
+        checks = {
+            "worker monitors publish again": lambda: (
+                len(probe.look(lambda s: _windows_after(s, topology_id, started_ms)) or ())
+                >= len(workers)
+            ),
+            "aggregation writes again": fresh_aggregate,
+            "brain plans on measured costs again": lambda: _dry_run_costs(cluster, name).startswith(
+                "measured"
+            ),
+        }
+        recovered: dict[str, float] = {}
+
+        def all_recovered() -> bool:
+            for what, check in checks.items():
+                if what not in recovered and check():
+                    recovered[what] = time.monotonic() - started
+            return len(recovered) == len(checks)
 
         wait_until(
-            fresh_aggregate,
-            machine_timeout(180),
-            "an aggregate computed after ZooKeeper was back (scheduler-py aggregate --every)",
+            all_recovered,
+            machine_timeout(240),
+            "a window from every worker monitor and an aggregate, both after ZooKeeper was "
+            "back, and the brain on measured costs",
+            lambda: f"(recovered: {sorted(recovered)})",
         )
-        _report("zookeeper restart", "aggregation writes again", time.monotonic() - started)
+        for what, seconds in recovered.items():
+            note = f" (ZooKeeper down {down:.1f} s)" if what.startswith("worker") else ""
+            _report("zookeeper restart", what, seconds, note)
         assert aggregator.poll() is None, "scheduler-py aggregate exited"
-
-        wait_until(
-            lambda: _dry_run_costs(cluster, name).startswith("measured"),
-            machine_timeout(60),
-            "the brain to price the topology with measured costs again",
-            lambda: f"(costs: {_dry_run_costs(cluster, name)})",
-        )
-        _report("zookeeper restart", "brain plans on measured costs again",
-                time.monotonic() - started)  # fmt: skip
         assert cluster.brain_pidfile.read_text().strip() == brain_pid, "the brain was restarted"
         # Storm itself came through: Nimbus answers, the topology runs and acks
         assert cluster.nimbus.status(name) == "ACTIVE"
