@@ -295,7 +295,8 @@ def test_zookeeper_restart_monitor_aggregation_and_brain_recover_without_restart
             "--log-file",
             str(cluster.directory / "logs" / "aggregate-faults.log"),
         ],
-        stdout=subprocess.DEVNULL,
+        # each run's summary (how long its Spark phases took) is on stdout
+        stdout=(cluster.directory / "logs" / "aggregate-faults.out").open("ab"),
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
