@@ -276,6 +276,8 @@ def test_zookeeper_restart_monitor_aggregation_and_brain_recover_without_restart
     cluster = faults
     name = "wc-zookeeper"
     probe = ZooKeeperProbe(_zk(cluster))
+    # each run's summary (how long its Spark phases took) is on stdout
+    summaries = (cluster.directory / "logs" / "aggregate-faults.out").open("ab")
     aggregator = subprocess.Popen(
         [
             SCHEDULER_PY,
@@ -295,8 +297,7 @@ def test_zookeeper_restart_monitor_aggregation_and_brain_recover_without_restart
             "--log-file",
             str(cluster.directory / "logs" / "aggregate-faults.log"),
         ],
-        # each run's summary (how long its Spark phases took) is on stdout
-        stdout=(cluster.directory / "logs" / "aggregate-faults.out").open("ab"),
+        stdout=summaries,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
@@ -388,6 +389,7 @@ def test_zookeeper_restart_monitor_aggregation_and_brain_recover_without_restart
         with contextlib.suppress(ProcessLookupError):
             os.killpg(aggregator.pid, signal.SIGTERM)
         aggregator.wait(timeout=60)
+        summaries.close()
         cluster.kill(name)
 
 
