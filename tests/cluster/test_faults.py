@@ -325,6 +325,7 @@ def test_zookeeper_restart_monitor_aggregation_and_brain_recover_without_restart
             lambda: f"(costs: {_dry_run_costs(cluster, name)})",
         )
         brain_pid = cluster.brain_pidfile.read_text().strip()
+        last_before = probe.look(lambda s: s.read_aggregate(topology_id))["computed_at_ms"]
 
         cluster.crash("zookeeper")
         down_started = time.monotonic()
@@ -343,9 +344,13 @@ def test_zookeeper_restart_monitor_aggregation_and_brain_recover_without_restart
         started = time.monotonic()
         down = started - down_started
 
+        first_after: list[int] = []
+
         def fresh_aggregate():
             doc = probe.look(lambda s: s.read_aggregate(topology_id))
-            return doc and doc["computed_at_ms"] > started_ms
+            if doc and doc["computed_at_ms"] > started_ms:
+                first_after.append(doc["computed_at_ms"])
+            return bool(first_after)
 
         checks = {
             "worker monitors publish again": lambda: (
@@ -372,9 +377,15 @@ def test_zookeeper_restart_monitor_aggregation_and_brain_recover_without_restart
             "back, and the brain on measured costs",
             lambda: f"(recovered: {sorted(recovered)})",
         )
+        gap = (first_after[0] - last_before) / 1000
+        notes = {
+            "worker monitors publish again": f" (ZooKeeper down {down:.1f} s)",
+            # a run that was under way goes on: its Spark phase bounds this on a busy machine
+            # (each run's phases: logs/aggregate-faults.out)
+            "aggregation writes again": f" ({gap:.1f} s between the aggregates around the fault)",
+        }
         for what, seconds in recovered.items():
-            note = f" (ZooKeeper down {down:.1f} s)" if what.startswith("worker") else ""
-            _report("zookeeper restart", what, seconds, note)
+            _report("zookeeper restart", what, seconds, notes.get(what, ""))
         assert aggregator.poll() is None, "scheduler-py aggregate exited"
         assert cluster.brain_pidfile.read_text().strip() == brain_pid, "the brain was restarted"
         # Storm itself came through: Nimbus answers, the topology runs and acks
