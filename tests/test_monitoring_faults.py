@@ -18,7 +18,14 @@ from scheduler_py.devtools.zkserver import LocalZooKeeper, storm_home
 from scheduler_py.monitoring.documents import FUTURE_SLACK_MS, parse_windows
 from scheduler_py.monitoring.records import encode, record_document
 from scheduler_py.monitoring.synthetic import Shape, records
-from scheduler_py.monitoring.zk import MonitorStore, RawWindow, close_quietly, connect
+from scheduler_py.monitoring.zk import (
+    RECONNECT_MAX_DELAY_S,
+    MonitorStore,
+    RawWindow,
+    close_quietly,
+    connect,
+    connect_in_background,
+)
 
 NOW = 10_000_000
 
@@ -142,6 +149,36 @@ def test_a_store_call_gives_up_when_zookeeper_is_gone(tmp_path):
             with pytest.raises(KazooException):
                 call()
             assert time.monotonic() - started < 60
+    finally:
+        close_quietly(client)
+        server.stop()
+
+
+@pytest.mark.skipif(storm_home() is None, reason="needs the Storm home's ZooKeeper jars")
+def test_a_client_reconnects_soon_after_a_long_zookeeper_outage(tmp_path):
+    """kazoo's own reconnection back-off doubles up to an hour: after a 55 s outage it tries
+    again ~51 s after the previous attempt, ~40 s after ZooKeeper is back (21 s after a 25 s
+    outage, measured). Our clients (the brain's cost source, the aggregation, the controller's
+    link) try at least every RECONNECT_MAX_DELAY_S."""
+    server = LocalZooKeeper(tmp_path / "zk").start()
+    client = connect_in_background(server.hosts)
+    try:
+        deadline = time.monotonic() + 30
+        while not client.connected and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert client.connected, "no first connection to the local ZooKeeper"
+        server.stop()
+        time.sleep(55)
+        server.start()
+        back = time.monotonic()
+        while not client.connected and time.monotonic() - back < 60:
+            time.sleep(0.1)
+        took = time.monotonic() - back
+        assert client.connected, "no reconnection within 60 s"
+        # the handshake itself is slower on a busy machine (at most twice as slow here)
+        busy = min(2.0, max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1)))
+        limit = (RECONNECT_MAX_DELAY_S + 6) * busy
+        assert took < limit, f"reconnected {took:.1f} s after the restart (limit {limit:.0f} s)"
     finally:
         close_quietly(client)
         server.stop()
