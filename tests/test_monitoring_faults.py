@@ -185,9 +185,9 @@ def test_a_client_keeps_trying_to_reconnect_during_a_long_zookeeper_outage(tmp_p
         assert client.connected, "no reconnection within 60 s of ZooKeeper's restart"
         assert attempts, "no attempt to reconnect while ZooKeeper was down"
         # the gaps between attempts, and from the last one to the restart: kazoo stretches a
-        # delay by up to 40 % (its jitter), plus 1 s for a failed attempt on a busy machine
+        # delay by up to 40 % (its jitter), plus 2 s for a failed attempt on a busy machine
         gaps = [b - a for a, b in zip([stopped, *attempts], [*attempts, restarting], strict=True)]
-        assert max(gaps) < RECONNECT_MAX_DELAY_S * 1.4 + 1, [round(g, 1) for g in gaps]
+        assert max(gaps) < RECONNECT_MAX_DELAY_S * 1.4 + 2, [round(g, 1) for g in gaps]
     finally:
         close_quietly(client)
         server.stop()
