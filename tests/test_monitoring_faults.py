@@ -4,6 +4,7 @@ per failed run, never a traceback, and the next run after it returns aggregates 
 
 from __future__ import annotations
 
+import logging
 import os
 import queue
 import subprocess
@@ -18,7 +19,14 @@ from scheduler_py.devtools.zkserver import LocalZooKeeper, storm_home
 from scheduler_py.monitoring.documents import FUTURE_SLACK_MS, parse_windows
 from scheduler_py.monitoring.records import encode, record_document
 from scheduler_py.monitoring.synthetic import Shape, records
-from scheduler_py.monitoring.zk import MonitorStore, RawWindow, close_quietly, connect
+from scheduler_py.monitoring.zk import (
+    RECONNECT_MAX_DELAY_S,
+    MonitorStore,
+    RawWindow,
+    close_quietly,
+    connect,
+    connect_in_background,
+)
 
 NOW = 10_000_000
 
@@ -142,6 +150,44 @@ def test_a_store_call_gives_up_when_zookeeper_is_gone(tmp_path):
             with pytest.raises(KazooException):
                 call()
             assert time.monotonic() - started < 60
+    finally:
+        close_quietly(client)
+        server.stop()
+
+
+@pytest.mark.skipif(storm_home() is None, reason="needs the Storm home's ZooKeeper jars")
+def test_a_client_keeps_trying_to_reconnect_during_a_long_zookeeper_outage(tmp_path, caplog):
+    """kazoo's own reconnection back-off doubles up to an hour: during a 25 s outage it tries
+    at 0.1, 0.3, 0.7 … 12.7 s and then not before 25.5 s (it reconnected 17–21 s after
+    ZooKeeper was back, measured). Our clients (the brain's cost source, the aggregation, the
+    controller's link) try at least every RECONNECT_MAX_DELAY_S, whatever the outage."""
+    server = LocalZooKeeper(tmp_path / "zk").start()
+    client = connect_in_background(server.hosts)
+    try:
+        deadline = time.monotonic() + 30
+        while not client.connected and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert client.connected, "no first connection to the local ZooKeeper"
+        with caplog.at_level(logging.INFO, logger="kazoo.client"):
+            stopped = time.time()
+            server.stop()
+            time.sleep(25)
+            restarting = time.time()
+            attempts = [
+                r.created
+                for r in caplog.records
+                if r.getMessage().startswith("Connecting to") and stopped < r.created < restarting
+            ]
+            server.start()
+            back = time.monotonic()
+            while not client.connected and time.monotonic() - back < 60:
+                time.sleep(0.1)
+        assert client.connected, "no reconnection within 60 s of ZooKeeper's restart"
+        assert attempts, "no attempt to reconnect while ZooKeeper was down"
+        # the gaps between attempts, and from the last one to the restart: kazoo stretches a
+        # delay by up to 40 % (its jitter), plus 2 s for a failed attempt on a busy machine
+        gaps = [b - a for a, b in zip([stopped, *attempts], [*attempts, restarting], strict=True)]
+        assert max(gaps) < RECONNECT_MAX_DELAY_S * 1.4 + 2, [round(g, 1) for g in gaps]
     finally:
         close_quietly(client)
         server.stop()

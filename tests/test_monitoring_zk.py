@@ -265,6 +265,12 @@ def test_brain_source_without_zookeeper_answers_none_at_once():
         assert source.aggregate("wc-1") is None
         assert source.aggregate("wc-1") is None
         assert time.monotonic() - started < 2.0
+        # the plan's reason says why the costs are declared
+        supervisors = [supervisor("sup-a", (6700, 6701)), supervisor("sup-b", (6710, 6711))]
+        reply, _ = answer(snapshot(supervisors, [wordcount()]), RoundConfig("td", costs=source))
+        assert f"costs: declared (not connected to ZooKeeper {source.hosts})" in (
+            reply.plans[0].reason
+        )
     finally:
         source.close()
 

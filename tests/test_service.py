@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import socket
 import threading
@@ -186,3 +187,55 @@ def test_garbage_gets_one_warning_line_per_connection_and_no_traceback(brain, ca
     for record in records:
         assert record.levelno == logging.WARNING and record.exc_info is None
         assert "not a SchedulerBrain call" in record.getMessage()
+
+
+class _SlowCosts:
+    """Declared costs after a pause (as a slow ZooKeeper would give): the round outlasts a
+    short shim timeout."""
+
+    def __init__(self, pause_s: float) -> None:
+        self.pause_s = pause_s
+
+    def costs_for(self, topology, storm_executor, conf):
+        time.sleep(self.pause_s)
+        return topology, "declared (a slow test source)"
+
+    def aggregate(self, topology_id):
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+class _ObservingController:
+    def __init__(self) -> None:
+        self.rounds: list[int] = []
+
+    def armed(self):
+        return {}
+
+    def observe_round(self, state, decisions) -> None:
+        self.rounds.append(state.round)
+
+
+def test_a_round_later_than_the_shims_timeout_records_none_of_its_decisions(tmp_path, caplog):
+    """The shim gave up on it and fell back: neither the plan log, the status nor the
+    controller may say the brain placed anything in that round."""
+    plan_log = tmp_path / "plans.jsonl"
+    controller = _ObservingController()
+    handler = BrainHandler(RoundConfig("even", costs=_SlowCosts(0.05)), plan_log, controller)  # type: ignore[arg-type]
+    late = snapshot(SUPERVISORS, [wordcount()], round_=1)
+    late.timeout_ms = 10
+    with caplog.at_level(logging.WARNING, logger="scheduler_py.service.server"):
+        reply = handler.schedule(late)
+    assert reply.plans[0].decision == wire().Decision.PLACE  # the reply still goes out
+    assert "round 1 took" in caplog.text and "longer than the shim waits" in caplog.text
+    assert not plan_log.exists()
+    assert json.loads(handler.status())["rounds_seen"] == 0
+    assert controller.rounds == []
+    in_time = snapshot(SUPERVISORS, [wordcount()], round_=2)
+    in_time.timeout_ms = 10_000
+    handler.schedule(in_time)
+    assert [json.loads(line)["round"] for line in plan_log.read_text().splitlines()] == [2]
+    assert json.loads(handler.status())["rounds_seen"] == 1
+    assert controller.rounds == [2]

@@ -67,6 +67,11 @@ class MeasuredCostsSource:
     def now_ms(self) -> int:
         return int(time.time() * 1000)
 
+    def missing_reason(self, topology_id: str) -> str:
+        """Why :meth:`aggregate` last answered ``None`` for the topology (the declared
+        costs' note)."""
+        return "no aggregate"
+
     def costs_for(
         self,
         topology: Topology,
@@ -120,6 +125,8 @@ class ZooKeeperAggregates(MeasuredCostsSource):
         self._client = None
         self._lock = threading.Lock()
         self._cache: dict[str, tuple[float, Mapping[str, Any] | None]] = {}
+        self._problems: dict[str, str] = {}
+        """topology id -> why its last answer was ``None``, when not for want of an aggregate"""
         self._warned = False
 
     def _connected_client(self):
@@ -138,8 +145,11 @@ class ZooKeeperAggregates(MeasuredCostsSource):
             return cached[1]
         client = self._connected_client()
         if client is None:  # not cached: answered at once, and the connection may come up
-            self._warn(f"not connected to ZooKeeper {self.hosts} (yet)")
+            problem = f"not connected to ZooKeeper {self.hosts}"
+            self._warn(f"{problem} (yet)")
+            self._problems[topology_id] = problem
             return None
+        self._problems.pop(topology_id, None)
         document = self._read(client, topology_id)
         self._cache[topology_id] = (now, document)
         return document
@@ -159,10 +169,15 @@ class ZooKeeperAggregates(MeasuredCostsSource):
             log.warning("%s: unreadable aggregate: %s", path, error)
             return None
         except Exception as error:  # timeouts, connection loss: declared costs this round
-            self._warn(f"reading {path} from {self.hosts} failed: {type(error).__name__}: {error}")
+            problem = f"reading {path} from ZooKeeper {self.hosts} failed: {type(error).__name__}"
+            self._warn(f"{problem}: {error}")
+            self._problems[topology_id] = problem
             return None
         self._warned = False
         return document if isinstance(document, dict) else None
+
+    def missing_reason(self, topology_id: str) -> str:
+        return self._problems.get(topology_id, "no aggregate")
 
     def _warn(self, message: str) -> None:
         if not self._warned:
@@ -402,7 +417,7 @@ def measured_topology(
         max_age = max_age_secs(conf)
         aggregate = source.aggregate(topology.id)
         if aggregate is None:
-            return topology, "declared (no aggregate)"
+            return topology, f"declared ({source.missing_reason(topology.id)})"
         costs = costs_from_aggregate(aggregate, topology, storm_executor, source.now_ms(), max_age)
         return apply_costs(topology, costs), costs.note
     except NotUsable as error:

@@ -23,6 +23,7 @@ from typing import Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError, NotEmptyError, OperationTimeoutError
 from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.retry import KazooRetry
 
 from scheduler_py.monitoring import znodes
 from scheduler_py.monitoring.records import (
@@ -42,6 +43,8 @@ DEFAULT_HOSTS = "127.0.0.1:2181"
 ZNODE_LIMIT = 1_000_000
 OPERATION_TIMEOUT_SECS = 30.0
 """the longest a MonitorStore call waits for ZooKeeper"""
+RECONNECT_MAX_DELAY_S = 5.0
+"""the longest a client waits between two attempts to reach ZooKeeper again"""
 """ZooKeeper's default ``jute.maxbuffer`` (a znode's data must stay below it)."""
 
 
@@ -76,9 +79,17 @@ def close_quietly(client: Any) -> None:
         log.debug("closing the ZooKeeper client failed", exc_info=True)
 
 
+def _client(hosts: str, timeout: float) -> KazooClient:
+    """A kazoo client that, once ZooKeeper is gone, tries to reach it again at least every
+    :data:`RECONNECT_MAX_DELAY_S` (kazoo's own back-off doubles up to an hour: after a 25 s
+    outage it tried again only ~20 s after ZooKeeper was back; tests/test_monitoring_faults.py)."""
+    retry = KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=RECONNECT_MAX_DELAY_S)
+    return KazooClient(hosts=hosts, timeout=timeout, connection_retry=retry)
+
+
 def connect(hosts: str = DEFAULT_HOSTS, timeout: float = 10.0) -> KazooClient:
     """A started kazoo client (raises ``kazoo.handlers.threading.KazooTimeoutError``)."""
-    client = KazooClient(hosts=hosts, timeout=timeout)
+    client = _client(hosts, timeout)
     client.start(timeout=timeout)
     return client
 
@@ -86,7 +97,7 @@ def connect(hosts: str = DEFAULT_HOSTS, timeout: float = 10.0) -> KazooClient:
 def connect_in_background(hosts: str = DEFAULT_HOSTS, timeout: float = 10.0) -> KazooClient:
     """A kazoo client that connects (and reconnects) in the background; check
     ``client.connected`` before use. For the brain, which must never wait on ZooKeeper."""
-    client = KazooClient(hosts=hosts, timeout=timeout)
+    client = _client(hosts, timeout)
     client.start_async()
     return client
 

@@ -10,6 +10,12 @@ what the brain planned; the log is the only state the service writes. ``status``
 what the last round saw and decided (``scheduler_py/scheduling/status.py``, read by the
 dashboard). A ``replan`` that changes a topology, and pausing or resuming the automatic trigger
 (``set_trigger_paused``), must carry the operator secret (``scheduler_py/service/auth.py``).
+
+A round that took longer than the shim waits (the snapshot's ``timeout_ms``; the shim's
+``BrainClient`` gives up then and the round falls back to DefaultScheduler) is *late*: its
+reply still goes out, but none of its decisions is recorded — not in the plan log, the status
+or the controller — since Storm applied none of them (a fault test: the brain slow,
+``tests/cluster/test_faults.py``).
 """
 
 from __future__ import annotations
@@ -83,6 +89,16 @@ class BrainHandler:
             log.exception("round %s failed", getattr(snapshot, "round", "?"))
             raise wire().BrainError(f"brain failed on this snapshot: {error}") from error
         seconds = time.perf_counter() - started
+        if state.timeout_ms is not None and seconds * 1000 > state.timeout_ms:
+            log.warning(
+                "round %s took %.1f s, longer than the shim waits for a reply (%d ms): the "
+                "shim has fallen back to DefaultScheduler for this round, so none of its "
+                "decisions is recorded",
+                state.round,
+                seconds,
+                state.timeout_ms,
+            )
+            return reply
         self._remember(state, decisions, seconds)
         if self.controller is not None:
             self.controller.observe_round(state, decisions)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from scheduler_py.devtools.storm_daemon import start_daemon, start_zookeeper
 from scheduler_py.nimbus import NimbusCtl
 
 REPO = Path(__file__).resolve().parents[2]
@@ -59,6 +60,28 @@ class Cluster:
             deadline = time.monotonic() + 60
             while self.nimbus.find_topology_id(name) and time.monotonic() < deadline:
                 time.sleep(1)
+
+    # -- Storm's daemons -----------------------------------------------------------------
+    def crash(self, component: str) -> None:
+        """SIGKILL ``component`` (``nimbus``, ``zookeeper``…) with its process group, as a
+        crash would (deploy/cluster-up.sh starts each daemon in its own session), and wait
+        until it is gone."""
+        pid = int((self.directory / "run" / f"{component}.pid").read_text().strip())
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while _alive(pid):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{component} (pid {pid}) still alive 30 s after SIGKILL")
+            time.sleep(0.1)
+
+    def start_nimbus(self) -> subprocess.Popen[bytes]:
+        """Start Nimbus again as deploy/cluster-up.sh does (same conf, state, logs, pid file)."""
+        return start_daemon(self.directory, self.env, "nimbus", "nimbus")
+
+    def start_zookeeper(self) -> subprocess.Popen[bytes]:
+        """Start ZooKeeper again as deploy/cluster-up.sh does (same data directory)."""
+        return start_zookeeper(self.directory, self.env)
 
     # -- the brain process ------------------------------------------------------------
     def kill_brain(self) -> None:

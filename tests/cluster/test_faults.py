@@ -1,0 +1,467 @@
+"""Faults on the real local cluster (issue 16, item 1), each with its outcome asserted and its
+recovery time printed on one line (``recovery: <fault> → <what> in X s``):
+
+* Nimbus killed (SIGKILL) and started again as deploy/cluster-up.sh starts it: the brain gets
+  rounds again without a restart, the running topology keeps its assignment, a topology
+  submitted afterwards is placed by the brain, and the reconfiguration controller carries out
+  an operator ``replan`` against the new Nimbus;
+* ZooKeeper killed (SIGKILL) for a while and started again on the same data: the worker
+  monitor publishes windows again, ``scheduler-py aggregate --every`` (running throughout)
+  writes aggregates again, and the brain prices the topology with measured costs again —
+  none of them restarted;
+* the brain slow (answers after the shim's ``scheduler.brain.timeout.ms``): the round falls
+  back to DefaultScheduler, the next rounds use the brain again, the fallback's placement is
+  kept (Nimbus assigns the topology once), the brain's plan log does not claim the late
+  rounds' plans, and a new topology is placed by the brain.
+
+Brain down, garbage plans (test_storm_loop.py), the brain killed mid-drain
+(test_reconfiguration.py) and a killed supervisor (test_monitoring.py) are covered elsewhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from scheduler_py.devtools.placement_table import compare, latest_plan, planned_slots
+from scheduler_py.monitoring.zk import MonitorStore, close_quietly, connect
+from scheduler_py.reconfig.history import TERMINAL, History
+from scheduler_py.service.client import call_brain
+from tests.cluster.waiting import machine_timeout, wait_until
+
+pytestmark = pytest.mark.cluster
+
+ROUND_SECS = 5  # nimbus.monitor.freq.secs of the test cluster (deploy/cluster-up.sh)
+SHIM_TIMEOUT_S = 5  # scheduler.brain.timeout.ms of the test cluster (deploy/cluster-up.sh)
+ROOT = "/scheduler-py"
+SCHEDULER_PY = str(Path(sys.executable).with_name("scheduler-py"))
+MONITOR_OPTIONS = (
+    'topology.auto.task.hooks=["io.schedulerpy.storm.monitor.TrafficHook"]',
+    "topology.multilang.log.handler=io.schedulerpy.storm.monitor.MonitorShellLogHandler",
+    "scheduler.monitor.window.secs=5",
+    "scheduler.monitor.zk.root=" + ROOT,
+)
+BRAIN_STATUS = "Scheduled by scheduler-py brain"
+FALLBACK_STATUS = "Fallback to DefaultScheduler"
+
+
+def _report(fault: str, what: str, seconds: float, note: str = "") -> None:
+    print(f"recovery: {fault} → {what} in {seconds:.1f} s{note}")
+
+
+def _brain(cluster) -> str:
+    return f"127.0.0.1:{cluster.brain_port}"
+
+
+def _zk(cluster) -> str:
+    return f"{cluster.env['STORM_ZK_HOST']}:{cluster.env['STORM_ZK_PORT']}"
+
+
+def _brain_status(cluster) -> dict | None:
+    """The brain's status document, or ``None`` while it does not answer."""
+    try:
+        return json.loads(call_brain(_brain(cluster), "status", timeout_ms=10_000))
+    except Exception:
+        return None
+
+
+def _rounds_seen(cluster) -> int:
+    return (_brain_status(cluster) or {}).get("rounds_seen", -1)
+
+
+def _wait_rounds(cluster, count: int, what: str) -> None:
+    """Wait until the brain has answered ``count`` more rounds."""
+    start = _rounds_seen(cluster)
+    wait_until(
+        lambda: _rounds_seen(cluster) >= start + count,
+        machine_timeout(count * ROUND_SECS + 60),
+        f"{count} more brain rounds ({what})",
+        lambda: f"(rounds seen: {_rounds_seen(cluster)}, before: {start})",
+    )
+
+
+def _nimbus_answers(cluster, call):
+    """``call()`` on Nimbus, or ``None`` while Nimbus does not answer."""
+    try:
+        return call()
+    except Exception:
+        return None
+
+
+def _status(cluster, name: str) -> str:
+    state = _nimbus_answers(cluster, lambda: cluster.nimbus.topology_state(name))
+    return (state.sched_status or "") if state else ""
+
+
+def _acked(cluster, name: str) -> int:
+    state = _nimbus_answers(cluster, lambda: cluster.nimbus.topology_state(name))
+    return state.acked if state else -1
+
+
+def _placement(cluster, name: str) -> frozenset[tuple[int, int, str, int]]:
+    runs = _nimbus_answers(cluster, lambda: cluster.nimbus.executor_runs(name)) or []
+    return frozenset((r.task_start, r.task_end, r.host, r.port) for r in runs)
+
+
+def _plans(cluster, topology_id: str, since_ms: int, decision: str = "PLACE") -> list[dict]:
+    if not cluster.plan_log.exists():
+        return []
+    entries = (json.loads(line) for line in cluster.plan_log.read_text().splitlines() if line)
+    return [
+        e
+        for e in entries
+        if e.get("topology_id") == topology_id
+        and e.get("decision") == decision
+        and e.get("timestamp_ms", 0) >= since_ms
+    ]
+
+
+def _placed_by_brain(cluster, name: str) -> bool:
+    """Nimbus runs ``name`` where the brain's last plan for it (plan log) put it."""
+    topology_id = cluster.nimbus.find_topology_id(name)
+    entry = latest_plan(cluster.plan_log, topology_id)
+    planned = planned_slots(entry, cluster.nimbus.supervisor_hosts())
+    return compare(cluster.nimbus.executor_runs(name), planned)
+
+
+def _assignments_logged(cluster, topology_id: str) -> int:
+    """How many times Nimbus wrote a new assignment for ``topology_id`` (nimbus.log)."""
+    log = (cluster.directory / "logs" / "nimbus.log").read_text(errors="replace")
+    return log.count(f"Setting new assignment for topology id {topology_id}:")
+
+
+def _shim_adopted(cluster, topology_id: str) -> bool:
+    """The shim logged that the brain kept ``topology_id``'s placement, which it did not make
+    (a KEEP answered in time after a fallback; ``RoundReporter.adopted``)."""
+    log = (cluster.directory / "logs" / "nimbus.log").read_text(errors="replace")
+    return f"({topology_id}) keeps the placement it has; the brain did not make it" in log
+
+
+def _dry_run_costs(cluster, name: str) -> str:
+    """The cost basis the brain would plan ``name`` on now (``replan --dry-run``): ``measured
+    (…)`` when it read the topology's aggregate from ZooKeeper, ``declared (…)`` otherwise."""
+    try:
+        report = call_brain(_brain(cluster), "replan", name, "", True, "", "", timeout_ms=30_000)
+    except Exception as error:
+        return f"error: {error}"
+    return json.loads(report)["costs"]
+
+
+@pytest.fixture(scope="module")
+def faults(cluster):
+    """The cluster with the real brain (as cluster-up.sh starts it) before and after."""
+    cluster.start_brain()
+    yield cluster
+    cluster.start_brain()
+
+
+def test_nimbus_restart_keeps_the_placement_and_the_brain_and_controller_carry_on(faults):
+    cluster = faults
+    name, later = "wc-nimbus", "wc-after-nimbus"
+    topology_id = cluster.submit(
+        name,
+        "topology.workers=2",
+        "scheduler.brain.algorithm=even",
+        "scheduler.reconfig.replan.on.measured=false",
+        wait_acked=5,
+    )
+    try:
+        assert _status(cluster, name).startswith(BRAIN_STATUS), _status(cluster, name)
+        assert _placed_by_brain(cluster, name)
+        before = _placement(cluster, name)
+        assert len(before) == 2 + 3 + 3 + 3, before  # 2 spouts, 3 split, 3 count, 3 ackers
+        brain_pid = cluster.brain_pidfile.read_text().strip()
+        rounds_before = _rounds_seen(cluster)
+        killed_ms = int(time.time() * 1000)
+        cluster.crash("nimbus")
+        down_started = time.monotonic()
+        time.sleep(ROUND_SECS)  # a round Nimbus misses
+        cluster.start_nimbus()
+        started = time.monotonic()
+        wait_until(
+            lambda: _rounds_seen(cluster) > rounds_before,
+            machine_timeout(240),
+            "a scheduling round from the restarted Nimbus at the brain",
+            lambda: f"(rounds seen {_rounds_seen(cluster)}, before the kill {rounds_before})",
+        )
+        recovered = time.monotonic() - started
+        _report(
+            "nimbus restart",
+            "brain round again",
+            recovered,
+            f" (Nimbus down {started - down_started:.1f} s)",
+        )
+        assert cluster.brain_pidfile.read_text().strip() == brain_pid, "the brain was restarted"
+        # a few rounds of the new Nimbus: the topology is kept where it ran, not re-placed
+        _wait_rounds(cluster, 3, "after the Nimbus restart")
+        assert _placement(cluster, name) == before, "the running topology was re-placed"
+        assert _plans(cluster, topology_id, killed_ms) == [], "the brain re-planned it"
+        status = _status(cluster, name)
+        assert not status.startswith(FALLBACK_STATUS), status
+        acked = _acked(cluster, name)
+        wait_until(
+            lambda: _acked(cluster, name) > acked,
+            machine_timeout(90),
+            f"{name}'s acked count to grow after the Nimbus restart",
+        )
+
+        # a topology submitted to the new Nimbus is placed by the brain
+        cluster.submit(later, "topology.workers=1", "scheduler.brain.algorithm=td")
+        assert _status(cluster, later).startswith(BRAIN_STATUS), _status(cluster, later)
+        assert _placed_by_brain(cluster, later)
+
+        # the controller talks to the new Nimbus: an operator replan completes
+        count = len(History(cluster.brain_state_dir).entries(name))
+        replan_started = time.monotonic()
+        result = subprocess.run(
+            [SCHEDULER_PY, "replan", name, "--algorithm", "td", "--brain", _brain(cluster)],
+            capture_output=True,
+            text=True,
+            timeout=machine_timeout(300),
+            check=False,
+        )
+        assert result.returncode == 0, f"replan failed:\n{result.stdout}\n{result.stderr}"
+        entries = History(cluster.brain_state_dir).entries(name)
+        assert len(entries) == count + 1 and entries[-1]["state"] == "completed", entries[-1:]
+        assert entries[-1]["state"] in TERMINAL
+        print(
+            f"nimbus restart: the controller's replan {entries[-1]['states']} took "
+            f"{time.monotonic() - replan_started:.1f} s"
+        )
+        assert _placement(cluster, name) != before
+        wait_until(
+            lambda: cluster.nimbus.status(name) == "ACTIVE", machine_timeout(60), f"{name} active"
+        )
+    finally:
+        cluster.kill(name)
+        cluster.kill(later)
+
+
+def _windows_after(store: MonitorStore, topology_id: str, after_ms: int) -> set[str]:
+    """The workers with a window that ended after ``after_ms``."""
+    return {
+        w.worker
+        for w in store.load_windows(topology_id)
+        if w.path_end_ms is not None and w.path_end_ms > after_ms
+    }
+
+
+class ZooKeeperProbe:
+    """Reads the monitoring znodes on a connection of its own for each look (ZooKeeper goes
+    away under it); every look answers ``None`` while ZooKeeper does not."""
+
+    def __init__(self, hosts: str) -> None:
+        self.hosts = hosts
+
+    def look(self, read):
+        client = None
+        try:
+            client = connect(self.hosts, timeout=5)
+            return read(MonitorStore(client, ROOT, operation_timeout=5))
+        except Exception:
+            return None
+        finally:
+            close_quietly(client)
+
+
+def test_zookeeper_restart_monitor_aggregation_and_brain_recover_without_restart(faults):
+    cluster = faults
+    name = "wc-zookeeper"
+    probe = ZooKeeperProbe(_zk(cluster))
+    # each run's summary (how long its Spark phases took) is on stdout
+    summaries = (cluster.directory / "logs" / "aggregate-faults.out").open("ab")
+    aggregator = subprocess.Popen(
+        [
+            SCHEDULER_PY,
+            "aggregate",
+            "--every",
+            "5s",
+            "--window",
+            "20s",
+            "--master",
+            "local[1]",
+            "--zookeeper",
+            _zk(cluster),
+            "--root",
+            ROOT,
+            "--nimbus",
+            cluster.env["STORM_NIMBUS"],
+            "--log-file",
+            str(cluster.directory / "logs" / "aggregate-faults.log"),
+        ],
+        stdout=summaries,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        topology_id = cluster.submit(
+            name,
+            "topology.workers=2",
+            "scheduler.brain.algorithm=even",
+            "scheduler.brain.metrics.max.age.secs=900",
+            "scheduler.reconfig.replan.on.measured=false",
+            *MONITOR_OPTIONS,
+            wait_acked=5,
+        )
+        workers = {(r.host, r.port) for r in cluster.nimbus.executor_runs(name)}
+        assert len(workers) == 2, workers
+        wait_until(
+            lambda: probe.look(lambda s: s.read_aggregate(topology_id)),
+            machine_timeout(240),
+            f"a first aggregate of {name}",
+        )
+        wait_until(
+            lambda: _dry_run_costs(cluster, name).startswith("measured"),
+            machine_timeout(60),
+            "the brain to price the topology with measured costs",
+            lambda: f"(costs: {_dry_run_costs(cluster, name)})",
+        )
+        brain_pid = cluster.brain_pidfile.read_text().strip()
+        last_before = probe.look(lambda s: s.read_aggregate(topology_id))["computed_at_ms"]
+
+        cluster.crash("zookeeper")
+        down_started = time.monotonic()
+        # the brain notices: declared costs while ZooKeeper is away (nothing waits on it)
+        noticed = wait_until(
+            lambda: (costs := _dry_run_costs(cluster, name)).startswith("declared") and costs,
+            machine_timeout(60),
+            "the brain to fall back to declared costs while ZooKeeper is down",
+            lambda: f"(costs: {_dry_run_costs(cluster, name)})",
+        )
+        print(f"zookeeper down: the brain plans on {noticed}")
+        assert "ZooKeeper" in noticed, f"the declared costs do not say why: {noticed}"
+        time.sleep(max(0.0, 10 - (time.monotonic() - down_started)))  # down ≥ 10 s
+        started_ms = int(time.time() * 1000)
+        cluster.start_zookeeper()
+        started = time.monotonic()
+        down = started - down_started
+
+        first_after: list[int] = []
+
+        def fresh_aggregate():
+            doc = probe.look(lambda s: s.read_aggregate(topology_id))
+            if doc and doc["computed_at_ms"] > started_ms:
+                first_after.append(doc["computed_at_ms"])
+            return bool(first_after)
+
+        checks = {
+            "worker monitors publish again": lambda: (
+                len(probe.look(lambda s: _windows_after(s, topology_id, started_ms)) or ())
+                >= len(workers)
+            ),
+            "aggregation writes again": fresh_aggregate,
+            "brain plans on measured costs again": lambda: _dry_run_costs(cluster, name).startswith(
+                "measured"
+            ),
+        }
+        recovered: dict[str, float] = {}
+
+        def all_recovered() -> bool:
+            for what, check in checks.items():
+                if what not in recovered and check():
+                    recovered[what] = time.monotonic() - started
+            return len(recovered) == len(checks)
+
+        wait_until(
+            all_recovered,
+            machine_timeout(240),
+            "a window from every worker monitor and an aggregate, both after ZooKeeper was "
+            "back, and the brain on measured costs",
+            lambda: f"(recovered: {sorted(recovered)})",
+        )
+        gap = (first_after[0] - last_before) / 1000
+        notes = {
+            "worker monitors publish again": f" (ZooKeeper down {down:.1f} s)",
+            # a run that was under way goes on: its Spark phase bounds this on a busy machine
+            # (each run's phases: logs/aggregate-faults.out)
+            "aggregation writes again": f" ({gap:.1f} s between the aggregates around the fault)",
+        }
+        for what, seconds in recovered.items():
+            _report("zookeeper restart", what, seconds, notes.get(what, ""))
+        assert aggregator.poll() is None, "scheduler-py aggregate exited"
+        assert cluster.brain_pidfile.read_text().strip() == brain_pid, "the brain was restarted"
+        # Storm itself came through: Nimbus answers, the topology runs and acks
+        assert cluster.nimbus.status(name) == "ACTIVE"
+        acked = _acked(cluster, name)
+        wait_until(
+            lambda: _acked(cluster, name) > acked,
+            machine_timeout(90),
+            f"{name}'s acked count to grow after the ZooKeeper restart",
+        )
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(aggregator.pid, signal.SIGTERM)
+        aggregator.wait(timeout=60)
+        summaries.close()
+        cluster.kill(name)
+
+
+def test_slow_brain_falls_back_once_and_the_next_rounds_use_the_brain(faults, tmp_path):
+    cluster = faults
+    name, later = "wc-slow", "wc-after-slow"
+    flag = tmp_path / "slow"
+    flag.touch()
+    cluster.start_brain(
+        sys.executable,
+        "-m",
+        "tests.cluster.slow_brain",
+        "--port",
+        str(cluster.brain_port),
+        "--flag",
+        str(flag),
+        "--delay",
+        str(SHIM_TIMEOUT_S + 3),
+        "--plan-log",
+        str(cluster.plan_log),
+        "--cluster-dir",
+        str(cluster.directory),
+    )
+    try:
+        topology_id = cluster.submit(name, "topology.workers=2", "scheduler.brain.algorithm=td")
+        first = wait_until(
+            lambda: _placement(cluster, name),
+            machine_timeout(2 * ROUND_SECS + 30),
+            f"{name} to be assigned",
+        )
+        status = _status(cluster, name)
+        assert status.startswith(FALLBACK_STATUS), status
+        assert f"did not reply within {SHIM_TIMEOUT_S * 1000} ms" in status, status
+        assert _assignments_logged(cluster, topology_id) == 1
+
+        assert not _shim_adopted(cluster, topology_id)
+        flag.unlink()
+        started = time.monotonic()
+        wait_until(
+            lambda: _shim_adopted(cluster, topology_id),
+            machine_timeout(3 * ROUND_SECS + 60),
+            "a round the brain answers in time (the shim keeps the fallback's placement)",
+            lambda: f"(status: {_status(cluster, name)!r})",
+        )
+        _report("slow brain", "brain round again", time.monotonic() - started)
+        # the brain keeps the fallback's placement: Nimbus assigned the topology once; the
+        # status keeps saying why the brain did not place it (RoundReporter.adopted)
+        _wait_rounds(cluster, 3, "after the brain is fast again")
+        status = _status(cluster, name)
+        assert status.startswith(FALLBACK_STATUS), status
+        assert _placement(cluster, name) == first, "the topology was placed again"
+        assert _assignments_logged(cluster, topology_id) == 1, "Nimbus assigned it twice"
+        # the late rounds' plans were never applied: the brain does not claim them
+        assert _plans(cluster, topology_id, 0) == [], "the plan log claims a late round's plan"
+
+        cluster.submit(later, "topology.workers=1", "scheduler.brain.algorithm=td")
+        assert _status(cluster, later).startswith(BRAIN_STATUS), _status(cluster, later)
+        assert _placed_by_brain(cluster, later)
+        assert _placement(cluster, name) == first
+    finally:
+        flag.unlink(missing_ok=True)
+        cluster.start_brain()
+        cluster.kill(name)
+        cluster.kill(later)
