@@ -17,15 +17,16 @@ from scheduler_py.scheduling.interfaces import OperatorError
 from scheduler_py.scheduling.round import RoundConfig
 from scheduler_py.service.server import BrainHandler
 from scheduler_py.service.wire import wire
+from tests.brain_server import serve_brain
 from tests.snapshots import supervisor
-from tests.test_reconfig_cli import _serve, brain_with_controller
+from tests.test_reconfig_cli import brain_with_controller
 
 
 @pytest.fixture()
 def brain(tmp_path):
     sups = [supervisor(f"s{i}", owners={6700: "wc-1"}, rack=f"r{i % 2}") for i in (1, 2, 3)]
     handler, nimbus = brain_with_controller(tmp_path, sups, round_=42)
-    server, address = _serve(handler)
+    server, address = serve_brain(handler)
     yield address, nimbus
     server.close()
 

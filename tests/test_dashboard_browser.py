@@ -26,9 +26,9 @@ from scheduler_py.service.auth import ensure_secret
 from scheduler_py.service.server import BrainHandler
 from scheduler_py.service.wire import wire
 from tests import dashboard_browser
+from tests.brain_server import serve_brain
 from tests.dashboard_fakes import TOKEN, FakeAggregates, FakeBrain, aggregate
 from tests.snapshots import snapshot, supervisor, wordcount
-from tests.test_reconfig_cli import _serve
 from tests.test_reconfig_controller import FakeNimbus, ScriptedLive
 
 REASON = dashboard_browser.missing()
@@ -86,7 +86,7 @@ def dashboard(tmp_path_factory):
     second = snapshot(sups, [wordcount(current=current, needs_scheduling=False)], round_=42)
     second.timestamp_ms = now_ms
     handler.schedule(second)
-    server, address = _serve(handler)
+    server, address = serve_brain(handler)
     measured = aggregate() | {"computed_at_ms": int(time.time() * 1000) - 5000}
     brain = ThriftBrain(address, lambda: ensure_secret().value)
     sources = Sources(brain, PlanLogFile(plan_log), FakeAggregates({"wc-1": measured}), TOKEN)

@@ -25,12 +25,12 @@ from thriftpy2.thrift import TMessageType
 from thriftpy2.transport import TMemoryBuffer
 
 from scheduler_py.scheduling.round import RoundConfig
-from scheduler_py.service.server import BrainHandler, make_brain_server
+from scheduler_py.service.server import BrainHandler
 from scheduler_py.service.wire import wire
 from tests import fuzz_report
+from tests.brain_server import port_of, serve_brain
 from tests.snapshots import snapshot, wordcount
 from tests.test_fuzz_monitoring import logged
-from tests.test_reconfig_cli import _serve
 from tests.test_service import SUPERVISORS, _client
 
 SERVER_LOG = "scheduler_py.service.server"
@@ -99,8 +99,8 @@ def send(port: int, data: bytes) -> bytes:
 def port() -> Iterator[int]:
     """A brain (``even``) on an ephemeral port for the module (thriftpy2's server cannot be
     stopped while it waits in ``accept``: one per test would leave one behind each)."""
-    server, address = _serve(BrainHandler(RoundConfig("even")))
-    yield int(address.rsplit(":", 1)[1])
+    server, address = serve_brain(BrainHandler(RoundConfig("even")))
+    yield port_of(address)
     server.close()
 
 
@@ -247,20 +247,8 @@ def test_what_the_port_used_to_drop_silently_now_gets_its_warning(port):
 
 def test_a_silent_connection_times_out_quietly_a_half_sent_frame_with_a_warning():
     """The client timeout ends both; only the one that sent bytes making no call is bad."""
-    handler = BrainHandler(RoundConfig("even"))
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        free = probe.getsockname()[1]
-    server = make_brain_server(handler, "127.0.0.1", free, client_timeout_ms=300)
-    threading.Thread(target=server.serve, daemon=True).start()
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", free), timeout=1).close()
-            break
-        except OSError:
-            assert time.monotonic() < deadline, "the brain did not start listening"
-            time.sleep(0.05)
+    server, address = serve_brain(BrainHandler(RoundConfig("even")), client_timeout_ms=300)
+    free = port_of(address)
     try:
         with logged() as caught:
             for data in (b"", CALL[:10]):

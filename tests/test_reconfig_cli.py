@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
-import time
 
 import pytest
 
@@ -16,29 +14,13 @@ from scheduler_py.reconfig.history import History
 from scheduler_py.reconfig.trigger import TriggerConfig
 from scheduler_py.scheduling.round import RoundConfig
 from scheduler_py.service.auth import SECRET_ENV, ensure_secret
-from scheduler_py.service.server import BrainHandler, make_brain_server
+from scheduler_py.service.server import BrainHandler
 from scheduler_py.service.wire import wire
+from tests.brain_server import serve_brain
 from tests.snapshots import snapshot, supervisor, wordcount
 from tests.test_reconfig_controller import FakeNimbus, ScriptedLive
 
 SPREAD = [(t, t, f"s{(t - 1) % 3 + 1}", 6700) for t in range(1, 12)]
-
-
-def _serve(handler):
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = make_brain_server(handler, "127.0.0.1", port)
-    threading.Thread(target=server.serve, daemon=True).start()
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return server, f"127.0.0.1:{port}"
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
 
 
 def brain_with_controller(history_dir, supervisors, round_=None):
@@ -64,7 +46,7 @@ def brain_with_controller(history_dir, supervisors, round_=None):
 def brain(tmp_path):
     supervisors = [supervisor(f"s{i}", owners={6700: "wc-1"}) for i in (1, 2, 3)]
     handler, nimbus = brain_with_controller(tmp_path, supervisors)
-    server, address = _serve(handler)
+    server, address = serve_brain(handler)
     yield address, nimbus, tmp_path
     server.close()
 
@@ -103,7 +85,7 @@ def test_unknown_topology_is_refused_with_the_running_ones(brain, capsys):
 
 def test_brain_without_controller_says_how_to_enable_it(capsys):
     handler = BrainHandler(RoundConfig())
-    server, address = _serve(handler)
+    server, address = serve_brain(handler)
     try:
         with pytest.raises(SystemExit):
             history_main(["wc", "--brain", address])

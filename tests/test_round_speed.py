@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import gc
 import random
-import socket
-import threading
 import time
 
 import pytest
@@ -23,9 +21,10 @@ from scheduler_py.model.types import Component, Edge, Node, Problem, Topology
 from scheduler_py.scheduling.claims import NodeClaim
 from scheduler_py.scheduling.round import RoundConfig
 from scheduler_py.scheduling.view import storm_view, supervisors_of
-from scheduler_py.service.server import BrainHandler, make_brain_server
+from scheduler_py.service.server import BrainHandler
 from scheduler_py.service.snapshot import to_state
 from scheduler_py.service.wire import wire
+from tests.brain_server import port_of, serve_brain
 from tests.snapshots import snapshot, supervisor, wordcount
 
 
@@ -136,21 +135,8 @@ def test_schedule_pauses_the_collector_and_turns_it_back_on():
 
 
 def test_the_collector_runs_between_calls_of_a_kept_connection():
-    handler = BrainHandler(RoundConfig("even"))
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = make_brain_server(handler, "127.0.0.1", port)
-    threading.Thread(target=server.serve, daemon=True).start()
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
+    server, address = serve_brain(BrainHandler(RoundConfig("even")))
+    port = port_of(address)
     client = make_client(
         wire().SchedulerBrain,
         "127.0.0.1",

@@ -6,7 +6,6 @@ import contextlib
 import json
 import logging
 import socket
-import threading
 import time
 from collections import Counter
 
@@ -16,8 +15,9 @@ from thriftpy2.rpc import make_client
 from thriftpy2.transport import TFramedTransportFactory
 
 from scheduler_py.scheduling.round import RoundConfig
-from scheduler_py.service.server import BrainHandler, make_brain_server
+from scheduler_py.service.server import BrainHandler
 from scheduler_py.service.wire import wire
+from tests.brain_server import port_of, serve_brain
 from tests.snapshots import answer, snapshot, supervisor, wordcount
 
 SUPERVISORS = [
@@ -120,23 +120,8 @@ def test_two_new_topologies_in_one_round_do_not_share_slots():
 
 @pytest.fixture()
 def brain():
-    handler = BrainHandler(RoundConfig("even"))
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = make_brain_server(handler, "127.0.0.1", port)
-    thread = threading.Thread(target=server.serve, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
-    yield port
+    server, address = serve_brain(BrainHandler(RoundConfig("even")))
+    yield port_of(address)
     server.close()
 
 

@@ -20,9 +20,10 @@ from scheduler_py.scheduling.round import RoundConfig
 from scheduler_py.service.auth import ensure_secret
 from scheduler_py.service.server import BrainHandler
 from scheduler_py.service.wire import wire
+from tests.brain_server import serve_brain
 from tests.dashboard_fakes import TOKEN, Clock, FakeBrain
 from tests.snapshots import aggregate_doc, supervisor, wordcount
-from tests.test_reconfig_cli import _serve, brain_with_controller
+from tests.test_reconfig_cli import brain_with_controller
 from tests.test_reconfig_controller import FakeNimbus, ScriptedLive, _cluster, _round
 
 # -- the state ----------------------------------------------------------------------------
@@ -150,7 +151,7 @@ def test_a_brain_without_controller_or_secret_refuses(tmp_path):
 
 
 def test_trigger_command_pauses_and_resumes_over_thrift(handler, capsys):
-    server, address = _serve(handler)
+    server, address = serve_brain(handler)
     try:
         assert trigger_main(["pause", "--topology", "wc", "--brain", address]) == 0
         assert "paused for wc since" in capsys.readouterr().out
@@ -257,7 +258,7 @@ def test_the_dashboards_thrift_adapter_sends_the_secret(handler):
     from scheduler_py.cli.dashboard import ThriftBrain
     from scheduler_py.scheduling.interfaces import OperatorError
 
-    server, address = _serve(handler)
+    server, address = serve_brain(handler)
     try:
         with pytest.raises(OperatorError, match="no operator secret"):
             ThriftBrain(address, lambda: None).set_trigger_paused(True, None)
