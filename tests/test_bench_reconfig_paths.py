@@ -59,14 +59,23 @@ def test_lost_ids_go_to_the_first_run_they_were_unacked_after():
     assert attribute_lost(starts, ends, final) == [1, 1, 0]
 
 
-def test_summary_has_exactly_the_issue_fields():
+def test_summary_has_the_issue_fields_and_counts_only_completed_runs():
     runs = [
-        {"pause_s": p, "steady_s": 3.0, "workers_restarted": 1, "replayed": 2, "lost": 0}
+        {
+            "pause_s": p,
+            "steady_s": 3.0,
+            "workers_restarted": 1,
+            "replayed": 2,
+            "lost": 0,
+            "outcome": "completed",
+        }
         for p in (1.0, 2.0, 4.0)
     ]
-    summary = summarise(runs)
+    refused = {"pause_s": 0.5, "workers_restarted": 0, "outcome": "refused: no round yet"}
+    summary = summarise([*runs, refused])
     assert set(summary) == {
         "runs",
+        "completed",
         "pause_s_median",
         "pause_s_min",
         "pause_s_max",
@@ -76,4 +85,6 @@ def test_summary_has_exactly_the_issue_fields():
         "replayed",
         "lost",
     }
-    assert summary["pause_s_median"] == 2.0 and summary["replayed"] == 6
+    assert summary["runs"] == 4 and summary["completed"] == 3
+    assert summary["pause_s_median"] == 2.0 and summary["pause_s_min"] == 1.0
+    assert summary["workers_restarted_median"] == 1 and summary["replayed"] == 6

@@ -113,6 +113,12 @@ def test_worker_sums_and_extra_fields() -> None:
     assert w.pending == 2
     assert w.activity == (10 + 7 + 1) + (30 + 10 + 9 + 1)
     assert w.tasks[1].is_spout and not w.tasks[2].is_spout
+    assert w.supervisor_thrift_port is None  # optional: older monitors do not publish it
+
+
+def test_supervisor_thrift_port_is_read_when_published() -> None:
+    w = parse_live(encode(worker_doc(supervisor_thrift_port=6628)))
+    assert w.supervisor_thrift_port == 6628
 
 
 @pytest.mark.parametrize(
@@ -133,6 +139,9 @@ def test_worker_sums_and_extra_fields() -> None:
         (encode(worker_doc(supervisor_id="")), "empty 'supervisor_id'"),
         (encode(worker_doc(host=None)), "'host' must be a string"),
         (encode(worker_doc(tasks={"4": {}})), "'tasks' must be a list"),
+        (encode(worker_doc(supervisor_thrift_port=0)), "'supervisor_thrift_port' must be >= 1"),
+        (encode(worker_doc(supervisor_thrift_port=70000)), "must be a TCP port (1-65535)"),
+        (encode(worker_doc(supervisor_thrift_port="6628")), "must be an integer"),
         (encode(worker_doc(tasks=[7])), "tasks[0]: must be an object"),
         (encode(worker_doc(tasks=[task_doc(emitted=-3)])), "tasks[0]: 'emitted' must be >= 0"),
         (encode(worker_doc(tasks=[task_doc(acked=True)])), "tasks[0]: 'acked' must be an integer"),

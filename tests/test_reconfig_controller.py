@@ -45,6 +45,9 @@ class FakeNimbus:
     def assignment(self, name):
         return None  # like a cluster whose supervisors share a host: the round's snapshot tells
 
+    def sync_supervisor(self, supervisor_id, host, port):
+        self.calls.append(f"sync {supervisor_id} {host}:{port}")
+
 
 class ScriptedLive:
     """Pending trees drain away over the first polls; restarted workers come back."""

@@ -26,9 +26,17 @@ FAST = TriggerConfig(
 )
 
 
-def _worker(key: str, ts: int, started: int = 1, pending: int = 0, acked: int = 0) -> LiveWorker:
+def _worker(
+    key: str,
+    ts: int,
+    started: int = 1,
+    pending: int = 0,
+    acked: int = 0,
+    thrift_port: int | None = None,
+) -> LiveWorker:
     task = LiveTask(1, "spout", True, 0, 0, acked, 0, pending)
-    return LiveWorker(key.split(":")[0], "h", 6700, ts, started, ts, (task,))
+    supervisor = key.split(":")[0]
+    return LiveWorker(supervisor, "h", 6700, ts, started, ts, (task,), "", thrift_port)
 
 
 class Publications:
@@ -97,12 +105,14 @@ class RebalancingNimbus(FakeNimbus):
         super().__init__()
         self.controller_ref = controller_ref
         self.topology = topology
+        self.cluster = _cluster
 
     def rebalance(self, name, wait_secs=0):
         super().rebalance(name, wait_secs)
         controller = self.controller_ref[0]
-        reply, records = answer(_cluster(self.topology), RoundConfig(), controller.armed())
-        controller.observe_round(to_state(_cluster(self.topology)), records)
+        cluster = self.cluster(self.topology)
+        reply, records = answer(cluster, RoundConfig(), controller.armed())
+        controller.observe_round(to_state(cluster), records)
         plan = reply.plans[0]
         self.placed = {
             (p.executor.task_start, p.executor.task_end, p.supervisor_id, p.port)
@@ -293,3 +303,75 @@ def test_early_resume_waits_only_for_old_workers_that_ran_a_spout():
 
     restarted = stale | {"s2:6700": _worker("s2:6700", 5, started=10_000)}
     assert old_workers_gone(_steps(lambda topology_id: restarted), proposal, 0.5, FAST)
+
+
+class SyncingNimbus(RebalancingNimbus):
+    """Rebalances at once; refuses to sync the supervisors named in ``refuse``."""
+
+    def __init__(self, controller_ref, topology, refuse=()):
+        super().__init__(controller_ref, topology)
+        self.refuse = set(refuse)
+
+    def sync_supervisor(self, supervisor_id, host, port):
+        if supervisor_id in self.refuse:
+            raise ConnectionRefusedError(f"{host}:{port} refused")
+        super().sync_supervisor(supervisor_id, host, port)
+
+
+def _run_replan(tmp_path, topo, nimbus, ref, cluster, unpublished=()):
+    """replan word count to td; the old workers publish their supervisor's Thrift port (s1 at
+    6628, ...) unless their supervisor is in ``unpublished``"""
+    started = int(time.time() * 1000) - 60_000
+
+    def live(topology_id):
+        now = int(time.time() * 1000)
+        fresh = now - 1 if "rebalance 0" in nimbus.calls else started
+        return {
+            f"s{i}:6700": _worker(
+                f"s{i}:6700", now, fresh, thrift_port=None if f"s{i}" in unpublished else 6627 + i
+            )
+            for i in (1, 2, 3)
+        }
+
+    controller = Controller(RoundConfig(), FAST, History(tmp_path), nimbus, live=live)
+    ref.append(controller)
+    controller.observe_round(to_state(cluster), answer(cluster, RoundConfig())[1])
+    controller.replan("wc", "td")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        entry = controller.history_of("wc")[-1]
+        if entry.get("state") == "completed":
+            return entry
+        time.sleep(0.02)
+    raise AssertionError(f"the replan did not complete in 10 s: {entry}")
+
+
+def test_supervisors_the_plan_vacates_are_synced_once_it_is_in_effect(tmp_path):
+    # td puts all of word count into one worker: two of the three supervisors lose every
+    # worker of the topology, and Nimbus's rebalance notifies only the new one; the controller
+    # hands the other two their assignments itself, after the rebalance, before the resume
+    topo = wordcount(current=SPREAD, needs_scheduling=False)
+    ref: list = []
+    nimbus = SyncingNimbus(ref, topo)
+    entry = _run_replan(tmp_path, topo, nimbus, ref, _cluster(topo))
+    kept = {p[2] for p in nimbus.placed}
+    assert len(kept) == 1
+    vacated = sorted({"s1", "s2", "s3"} - kept)
+    expected = [f"sync {s} {s}:{6627 + int(s[1])}" for s in vacated]
+    assert nimbus.calls == ["deactivate", "rebalance 0", *expected, "activate"]
+    assert entry["supervisors_synced"] == vacated
+
+
+def test_a_supervisor_that_cannot_be_synced_only_delays_the_resume(tmp_path, caplog):
+    topo = wordcount(current=SPREAD, needs_scheduling=False)
+    ref: list = []
+    nimbus = SyncingNimbus(ref, topo, refuse={"s1", "s2", "s3"})
+    with caplog.at_level("WARNING"):
+        entry = _run_replan(tmp_path, topo, nimbus, ref, _cluster(topo), unpublished={"s3"})
+    assert entry["state"] == "completed" and entry["supervisors_synced"] == []
+    assert nimbus.calls == ["deactivate", "rebalance 0", "activate"]
+    refused = [r for r in caplog.records if "could not hand supervisor" in r.getMessage()]
+    kept = {p[2] for p in nimbus.placed}
+    # s3's workers published no Thrift port: not even tried; the others were refused
+    assert len(refused) == len({"s1", "s2"} - kept)
+    assert all("own sync timer" in r.getMessage() for r in refused)

@@ -173,17 +173,21 @@ def _median(values: Sequence[float | int | None]) -> float | None:
 
 
 def summarise(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The ``summary`` object of one path, with exactly the fields the README promises for
-    ``bench-results/reconfig_pause.json``."""
-    pauses = [r["pause_s"] for r in runs if r.get("pause_s") is not None]
+    """The ``summary`` object of one path, with the fields the README promises for
+    ``bench-results/reconfig_pause.json`` plus ``completed``. Times and restarts are taken
+    from completed runs only: a refused or rolled-back run moved nothing, and its short stall
+    must not count as a fast reconfiguration."""
+    done = [r for r in runs if r.get("outcome") == "completed"]
+    pauses = [r["pause_s"] for r in done if r.get("pause_s") is not None]
     return {
         "runs": len(runs),
+        "completed": len(done),
         "pause_s_median": _median(pauses),
         "pause_s_min": min(pauses) if pauses else None,
         "pause_s_max": max(pauses) if pauses else None,
-        "steady_s_median": _median([r.get("steady_s") for r in runs]),
-        "p99_spike_ms_median": _median([r.get("p99_spike_ms") for r in runs]),
-        "workers_restarted_median": _median([r.get("workers_restarted") for r in runs]),
+        "steady_s_median": _median([r.get("steady_s") for r in done]),
+        "p99_spike_ms_median": _median([r.get("p99_spike_ms") for r in done]),
+        "workers_restarted_median": _median([r.get("workers_restarted") for r in done]),
         "replayed": sum(int(r.get("replayed") or 0) for r in runs),
         "lost": sum(int(r.get("lost") or 0) for r in runs),
     }

@@ -145,7 +145,7 @@ def _comparison_table(comparison: Mapping[str, Any], settings: Mapping[str, Any]
     table = Table(
         [
             "path",
-            "runs",
+            "completed/runs",
             "pause s median",
             "range",
             "steady s median",
@@ -171,7 +171,7 @@ def _comparison_table(comparison: Mapping[str, Any], settings: Mapping[str, Any]
         row = summary[path]
         table.add(
             label,
-            str(row["runs"]),
+            f"{row['completed']}/{row['runs']}",
             fmt(row["pause_s_median"], ".2f"),
             f"{fmt(row['pause_s_min'], '.2f')}–{fmt(row['pause_s_max'], '.2f')}",
             fmt(row["steady_s_median"], ".1f"),
@@ -182,6 +182,10 @@ def _comparison_table(comparison: Mapping[str, Any], settings: Mapping[str, Any]
     table.print()
     ours, storm = summary["ours"], summary["storm_rebalance"]
     checks = (
+        (
+            "every run of both paths completed",
+            all(row["completed"] == row["runs"] > 0 for row in (ours, storm)),
+        ),
         ("our pause ≤ 3 s median", _le(ours["pause_s_median"], PAUSE_TARGET_S)),
         (
             "our pause shorter than Storm's rebalance",

@@ -137,7 +137,17 @@ def parse_live(data: bytes) -> LiveWorker:
         seq=_integer(document, "seq", where),
         tasks=tuple(sorted(tasks, key=lambda t: t.task)),
         topology_id=_string(document, "topology_id", where),
+        supervisor_thrift_port=_optional_port(document, "supervisor_thrift_port", where),
     )
+
+
+def _optional_port(document: Mapping[str, Any], name: str, where: str) -> int | None:
+    if name not in document:
+        return None
+    value = _integer(document, name, where, minimum=1)
+    if value > 65535:
+        raise ValueError(f"{where}: {name!r} must be a TCP port (1-65535), got {value}")
+    return value
 
 
 def _warn_once(path: str, reason: str) -> None:

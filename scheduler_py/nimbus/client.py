@@ -18,6 +18,8 @@ from types import ModuleType
 
 import thriftpy2
 
+from scheduler_py.nimbus.supervisor_sync import sync_supervisor
+
 DEFAULT_NIMBUS = "127.0.0.1:6627"
 
 
@@ -294,6 +296,13 @@ class NimbusCtl:
         if conf:
             options.topology_conf_overrides = json.dumps(conf)
         self._call("rebalance", name, options)
+
+    def sync_supervisor(self, supervisor_id: str, host: str, port: int) -> None:
+        """Forward Nimbus's assignments of ``supervisor_id`` to it now
+        (:func:`~scheduler_py.nimbus.supervisor_sync.sync_supervisor`)."""
+        sync_supervisor(
+            self.host, self.port, supervisor_id, host, port, timeout_secs=self.timeout_ms / 1000
+        )
 
     def assignment(self, name: str) -> frozenset[tuple[int, int, str, int]] | None:
         """Where Nimbus assigned each executor of topology ``name`` (or id), as

@@ -490,7 +490,13 @@ class Controller:
             self._wait_snapshot,
             self.clock,
             self.sleep,
+            self._supervisor_hosts,
         )
+
+    def _supervisor_hosts(self) -> dict[str, str]:
+        with self._lock:
+            snapshot = self._snapshot
+        return snapshot.hosts if snapshot is not None else {}
 
     def _recorder(self, name: str, entry_id: str) -> Callable[..., None]:
         def record(**fields: Any) -> None:

@@ -75,6 +75,8 @@ class Steps:
     """block until the predicate holds for a round's snapshot, or the timeout (seconds)"""
     clock: Callable[[], float] = time.time
     sleep: Callable[[float], None] = time.sleep
+    supervisor_hosts: Callable[[], Mapping[str, str]] = dict
+    """supervisor id -> host, from the latest round's snapshot"""
 
 
 def carry_out(
@@ -121,9 +123,17 @@ def carry_out(
             return outcome
         blocked_at = deactivated_at
         applied_at = steps.clock()
-        early = resumes_early(proposal) and old_workers_gone(steps, proposal, blocked_at, config)
+        outcome["supervisors_synced"] = sync_vacated(steps, proposal)
+        gone = old_workers_gone(steps, proposal, blocked_at, config)
+        old_gone_secs = steps.clock() - applied_at
+        early = resumes_early(proposal) and gone
         if early:  # every worker of the plan is new: Storm holds its spouts until connected
-            record(state="resuming", applied_secs=applied_at - blocked_at, early_resume=True)
+            record(
+                state="resuming",
+                applied_secs=applied_at - blocked_at,
+                old_spout_workers_gone_secs=old_gone_secs,
+                early_resume=True,
+            )
             outcome |= resume(steps, name, blocked_at)
             deactivated_at = None  # resumed: the finally clause must not activate again
         note, restarted = wait_workers(steps, proposal, blocked_at, config)
@@ -131,6 +141,7 @@ def carry_out(
             record(
                 state="resuming",
                 applied_secs=applied_at - blocked_at,
+                old_spout_workers_gone_secs=old_gone_secs,
                 workers_up_secs=steps.clock() - applied_at,
             )
         outcome |= {"state": "completed", "workers": note, "workers_restarted_measured": restarted}
@@ -264,6 +275,58 @@ def resumes_early(proposal: Proposal) -> bool:
     return proposal.restarting() == proposal.workers()
 
 
+def vacated_supervisors(proposal: Proposal) -> set[str]:
+    """Supervisors that ran some of the topology's workers and run none under the plan."""
+    before = {slot.node for slot in proposal.view.current_slots.values()}
+    after = {supervisor for _, _, _, supervisor, _ in proposal.storm_placement}
+    return before - after
+
+
+def sync_vacated(steps: Steps, proposal: Proposal) -> list[str]:
+    """Hand every vacated supervisor its new assignments at once (``TopologyControl.
+    sync_supervisor``), so it stops the topology's old workers now rather than at its 10 s
+    sync timer: on a ``rebalance`` Nimbus pushes only to the supervisors of the *new*
+    assignment (see :func:`old_workers_gone`). The supervisor's Thrift port comes from its old
+    workers' live counters (``supervisor_thrift_port``, ``docs/monitoring-format.md`` §5), its
+    host from the round's snapshot. Best effort: a supervisor that cannot be reached (no port
+    published, an authenticated cluster, the network) syncs at its timer as before, which only
+    makes the pause longer. Returns the supervisors synced."""
+    vacated = vacated_supervisors(proposal)
+    if not vacated or steps.live is None:
+        return []
+    hosts = steps.supervisor_hosts()
+    ports: dict[str, tuple[str, int]] = {}
+    for worker in steps.live(proposal.topology_id).values():
+        if worker.supervisor_id in vacated and worker.supervisor_thrift_port is not None:
+            host = hosts.get(worker.supervisor_id) or worker.host
+            ports[worker.supervisor_id] = (host, worker.supervisor_thrift_port)
+    synced = []
+    for supervisor in sorted(vacated):
+        address = ports.get(supervisor)
+        if address is None:
+            log.info(
+                "no live counters of %s on supervisor %s name its Thrift port; it stops the old "
+                "workers at its own sync timer (up to 10 s)",
+                proposal.topology_id,
+                supervisor,
+            )
+            continue
+        try:
+            steps.nimbus.sync_supervisor(supervisor, *address)
+            synced.append(supervisor)
+        except Exception as error:  # best effort: the supervisor's timer does it later
+            log.warning(
+                "could not hand supervisor %s (%s:%d) its new assignments: %s; it stops "
+                "%s's old workers at its own sync timer instead (up to 10 s)",
+                supervisor,
+                address[0],
+                address[1],
+                error,
+                proposal.topology_id,
+            )
+    return synced
+
+
 def old_workers_gone(steps: Steps, proposal: Proposal, since: float, config: TriggerConfig) -> bool:
     """Wait until no worker process of the old placement that ran a spout and that the plan
     stops or restarts still runs (its live znode is gone or belongs to a worker started after
@@ -276,7 +339,8 @@ def old_workers_gone(steps: Steps, proposal: Proposal, since: float, config: Tri
     ``rebalance`` Nimbus notifies only the supervisors of the *new* assignment (storm-server
     ``Nimbus.mkAssignments`` leaves the rebalanced topology out of the existing assignments),
     so a supervisor that loses all of the topology's workers kills them when its own 10 s
-    ``SynchronizeAssignments`` timer fires (``Supervisor.launch``)."""
+    ``SynchronizeAssignments`` timer fires (``Supervisor.launch``) — unless
+    :func:`sync_vacated` handed it its assignments first."""
     if steps.live is None:
         return False
     kept = proposal.workers() - proposal.restarting()

@@ -67,6 +67,12 @@ class TopologyControl(Protocol):
         Nimbus assigned them; ``None`` when it cannot tell (not running, hosts ambiguous)."""
         ...
 
+    def sync_supervisor(self, supervisor_id: str, host: str, port: int) -> None:
+        """Hand the supervisor at ``host:port`` (its ``supervisor.thrift.port``) Nimbus's
+        current assignments for it now, as its own 10 s sync timer would; raises when it
+        could not (``scheduler_py/nimbus/supervisor_sync.py``)."""
+        ...
+
 
 @dataclass(frozen=True)
 class LiveTask:
@@ -107,6 +113,8 @@ class LiveWorker:
     seq: int
     tasks: tuple[LiveTask, ...]
     topology_id: str = ""
+    supervisor_thrift_port: int | None = None
+    """the Thrift port of the supervisor running the worker (``None``: not published)"""
 
     @property
     def key(self) -> str:

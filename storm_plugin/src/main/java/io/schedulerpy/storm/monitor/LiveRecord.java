@@ -8,8 +8,14 @@ import java.util.List;
  * {@code <root>/live/<topology-id>/<supervisor-id>:<port>} (plain UTF-8 JSON, not gzipped).
  */
 record LiveRecord(String topologyId, String supervisorId, String host, int port, long tsMs, long startedMs, long seq,
-                  List<LiveCounters.Snapshot> tasks) {
+                  List<LiveCounters.Snapshot> tasks, int supervisorThriftPort) {
     static final int VERSION = 1;
+
+    /** A record without the supervisor's Thrift port (unknown: the field is left out). */
+    LiveRecord(String topologyId, String supervisorId, String host, int port, long tsMs, long startedMs, long seq,
+               List<LiveCounters.Snapshot> tasks) {
+        this(topologyId, supervisorId, host, port, tsMs, startedMs, seq, tasks, 0);
+    }
 
     /** {@code <root>/live/<topology-id>/<supervisor-id>:<port>}. */
     static String path(String root, String topologyId, String workerName) {
@@ -29,6 +35,9 @@ record LiveRecord(String topologyId, String supervisorId, String host, int port,
         b.append(", \"ts_ms\": ").append(tsMs);
         b.append(", \"started_ms\": ").append(startedMs);
         b.append(", \"seq\": ").append(seq);
+        if (supervisorThriftPort > 0) {
+            b.append(", \"supervisor_thrift_port\": ").append(supervisorThriftPort);
+        }
         b.append(", \"tasks\": [");
         for (int i = 0; i < tasks.size(); i++) {
             LiveCounters.Snapshot t = tasks.get(i);

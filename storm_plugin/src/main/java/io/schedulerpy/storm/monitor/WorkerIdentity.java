@@ -18,6 +18,9 @@ import org.apache.storm.utils.Utils;
  * <port> <worker-id>} ({@code BasicContainer.mkLaunchCommand}), visible as the
  * {@code sun.java.command} property or in {@code /proc/self/cmdline}. If neither has it (local
  * mode, another launcher), the host is used in its place and {@link #supervisorIdIsHost} is set.
+ * The {@code <supervisor-port>} argument is the supervisor's Thrift port (the worker heartbeats
+ * to it, storm-client {@code Worker.main}); the live counters carry it so that the brain can
+ * hand a supervisor its new assignments at once ({@code scheduler_py/nimbus/supervisor_sync.py}).
  */
 final class WorkerIdentity {
     static final String WORKER_MAIN = "org.apache.storm.daemon.worker.Worker";
@@ -28,8 +31,16 @@ final class WorkerIdentity {
     final String host;
     final int port;
     final Path artifactsDir;
+    /** The supervisor's Thrift port, 0 when the command line does not name it. */
+    final int supervisorThriftPort;
 
     WorkerIdentity(String topologyId, String supervisorId, String host, int port, Path artifactsDir) {
+        this(topologyId, supervisorId, host, port, artifactsDir, 0);
+    }
+
+    WorkerIdentity(String topologyId, String supervisorId, String host, int port, Path artifactsDir,
+                   int supervisorThriftPort) {
+        this.supervisorThriftPort = supervisorThriftPort;
         this.topologyId = topologyId;
         this.host = host;
         this.port = port;
@@ -47,15 +58,17 @@ final class WorkerIdentity {
         String topologyId = context.getStormId();
         int port = context.getThisWorkerPort() == null ? -1 : context.getThisWorkerPort();
         String host = host(conf);
+        String command = System.getProperty("sun.java.command");
+        List<String> argv = command == null || command.isBlank() ? null : Arrays.asList(command.trim().split("\\s+"));
+        if (supervisorArgs(argv, topologyId, port) == null) {
+            argv = ProcStat.cmdline(ProcessHandle.current().pid());
+        }
         String sup = context.getAssignmentId();
         if (sup == null || sup.isEmpty()) {
-            sup = supervisorIdFromCommand(System.getProperty("sun.java.command"), topologyId, port);
-        }
-        if (sup == null) {
-            List<String> argv = ProcStat.cmdline(ProcessHandle.current().pid());
             sup = supervisorIdFromArgs(argv, topologyId, port);
         }
-        return new WorkerIdentity(topologyId, sup, host, port, artifactsDir(conf, topologyId, port));
+        return new WorkerIdentity(topologyId, sup, host, port, artifactsDir(conf, topologyId, port),
+            supervisorThriftPortFromArgs(argv, topologyId, port));
     }
 
     static String host(Map<String, Object> conf) {
@@ -80,6 +93,29 @@ final class WorkerIdentity {
 
     /** Supervisor id from a worker command line: the argument after the topology id that follows the Worker main class. */
     static String supervisorIdFromArgs(List<String> argv, String topologyId, int port) {
+        List<String> args = supervisorArgs(argv, topologyId, port);
+        return args == null ? null : args.get(1);
+    }
+
+    /** The supervisor's Thrift port from a worker command line ({@code <supervisor-port>}), 0 when absent. */
+    static int supervisorThriftPortFromArgs(List<String> argv, String topologyId, int port) {
+        List<String> args = supervisorArgs(argv, topologyId, port);
+        if (args == null || args.size() < 5) {
+            return 0;
+        }
+        try {
+            int value = Integer.parseInt(args.get(2));
+            return value > 0 && value < 65536 ? value : 0;
+        } catch (NumberFormatException notAPort) {
+            return 0;
+        }
+    }
+
+    /**
+     * The Worker main class's arguments {@code <topology-id> <supervisor-id> [<supervisor-port>] <port> <worker-id>}
+     * when they belong to this topology and worker port, else null.
+     */
+    private static List<String> supervisorArgs(List<String> argv, String topologyId, int port) {
         if (argv == null) {
             return null;
         }
@@ -88,7 +124,6 @@ final class WorkerIdentity {
                 continue;
             }
             List<String> args = argv.subList(i + 1, argv.size());
-            // <topology-id> <supervisor-id> [<supervisor-port>] <port> <worker-id>
             if (args.size() < 4 || (topologyId != null && !args.get(0).equals(topologyId))) {
                 return null;
             }
@@ -96,7 +131,7 @@ final class WorkerIdentity {
             if (port >= 0 && !portArg.equals(Integer.toString(port))) {
                 return null;
             }
-            return args.get(1);
+            return args;
         }
         return null;
     }

@@ -134,7 +134,7 @@ final class WorkerMonitor {
     /** The live counters document now, with sequence number {@code seq} (§5 of the format). */
     LiveRecord liveRecord(long seq) {
         return new LiveRecord(identity.topologyId, identity.supervisorId, identity.host, identity.port,
-            System.currentTimeMillis(), startedMs, seq, live.snapshot());
+            System.currentTimeMillis(), startedMs, seq, live.snapshot(), identity.supervisorThriftPort);
     }
 
     private String liveJson(long seq) {

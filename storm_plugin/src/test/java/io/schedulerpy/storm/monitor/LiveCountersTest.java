@@ -161,6 +161,9 @@ class LiveCountersTest {
         assertEquals("{\"v\": 1, \"topology_id\": \"t\", \"supervisor_id\": \"s\", \"host\": \"h\", \"port\": 1, "
             + "\"ts_ms\": 2, \"started_ms\": 1, \"seq\": 0, \"tasks\": []}",
             new LiveRecord("t", "s", "h", 1, 2, 1, 0, List.of()).toJson());
+        assertEquals("{\"v\": 1, \"topology_id\": \"t\", \"supervisor_id\": \"s\", \"host\": \"h\", \"port\": 1, "
+            + "\"ts_ms\": 2, \"started_ms\": 1, \"seq\": 0, \"supervisor_thrift_port\": 6628, \"tasks\": []}",
+            new LiveRecord("t", "s", "h", 1, 2, 1, 0, List.of(), 6628).toJson());
         assertEquals("/scheduler-py/live/wc-1-2/sup-a:6700", LiveRecord.path("/scheduler-py", "wc-1-2", "sup-a:6700"));
     }
 }

@@ -27,6 +27,20 @@ class WorkerIdentityTest {
     }
 
     @Test
+    void supervisorThriftPortFromTheWorkersCommandLine() {
+        assertEquals(6628, WorkerIdentity.supervisorThriftPortFromArgs(List.of("java", "-cp", "a:b",
+            "org.apache.storm.daemon.worker.Worker", TOPO, "sup-2", "6628", "6700", "wid"), TOPO, 6700));
+        // older workers name no supervisor port; another worker's line, or garbage, gives none
+        assertEquals(0, WorkerIdentity.supervisorThriftPortFromArgs(List.of(
+            "org.apache.storm.daemon.worker.Worker", TOPO, "sup-1", "6700", "wid"), TOPO, 6700));
+        assertEquals(0, WorkerIdentity.supervisorThriftPortFromArgs(List.of(
+            "org.apache.storm.daemon.worker.Worker", TOPO, "sup-1", "6628", "6701", "wid"), TOPO, 6700));
+        assertEquals(0, WorkerIdentity.supervisorThriftPortFromArgs(List.of(
+            "org.apache.storm.daemon.worker.Worker", TOPO, "sup-1", "port", "6700", "wid"), TOPO, 6700));
+        assertEquals(0, WorkerIdentity.supervisorThriftPortFromArgs(null, TOPO, 6700));
+    }
+
+    @Test
     void otherCommandLinesGiveNoSupervisorId() {
         assertNull(WorkerIdentity.supervisorIdFromCommand(null, TOPO, 1));
         assertNull(WorkerIdentity.supervisorIdFromCommand("org.example.LocalTopologyMain arg", TOPO, 1));
