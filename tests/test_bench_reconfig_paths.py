@@ -8,7 +8,9 @@ from scheduler_py.bench.reconfig_paths import (
     Sample,
     Totals,
     attribute_lost,
+    latency_spike,
     measure_run,
+    p99,
     summarise,
 )
 from scheduler_py.scheduling.interfaces import LiveTask, LiveWorker
@@ -88,3 +90,24 @@ def test_summary_has_the_issue_fields_and_counts_only_completed_runs():
     assert summary["runs"] == 4 and summary["completed"] == 3
     assert summary["pause_s_median"] == 2.0 and summary["pause_s_min"] == 1.0
     assert summary["workers_restarted_median"] == 1 and summary["replayed"] == 6
+
+
+def test_p99_is_the_nearest_rank():
+    assert p99([]) is None
+    assert p99([5.0]) == 5.0
+    assert p99([float(i) for i in range(1, 101)]) == 99.0
+    assert p99([float(i) for i in range(1, 201)]) == 198.0
+
+
+def test_latency_spike_is_the_worst_window_after_the_action_over_the_baseline():
+    steady = [(t / 10, 0.010) for t in range(0, 100)]  # 10 s of 10 ms before the action at 10 s
+    after = [(10.2, 0.015), (11.5, 0.400), (11.6, 0.020), (13.0, 0.012), (30.0, 9.0)]
+    spike = latency_spike(steady + after, action_at=10.0, end=20.0)
+    assert spike["p99_before_ms"] == pytest.approx(10.0)
+    assert spike["p99_peak_ms"] == pytest.approx(400.0)  # window [11, 12): its p99 is 400 ms
+    assert spike["p99_spike_ms"] == pytest.approx(390.0)  # the ack at 30 s is after the run
+    assert latency_spike([], 10.0, 20.0) == {
+        "p99_before_ms": None,
+        "p99_peak_ms": None,
+        "p99_spike_ms": None,
+    }

@@ -169,6 +169,7 @@ def test_ledger_line_format() -> None:
     for bad_id in ("", "a b", "a\nb"):
         with pytest.raises(ValueError):
             knobs.ledger_line("E", bad_id)
+    assert knobs.ledger_line("A", "x", 1_795_000_000_123_456) == b"A x 1795000000123456\n"
     assert knobs.ledger_file_name("sentences", 7, 1234, 99) == "sentences-7-1234-99.ledger"
 
 
@@ -176,11 +177,20 @@ def test_ledger_lines_are_on_disk_before_close(tmp_path: Path) -> None:
     directory = tmp_path / "ledgers" / "sub"  # created on demand
     ledger = knobs.Ledger(directory, "sentences", 7, 1234, 99)
     assert Path(ledger.path).name == "sentences-7-1234-99.ledger"
+    before_us = time.time_ns() // 1000
     ledger.record("E", "7-1234-99-1")
     ledger.record("A", "7-1234-99-1")
     ledger.record("E", "7-1234-99-2")
+    after_us = time.time_ns() // 1000
     # read while still open (as after a SIGKILL): nothing buffered in the process
-    assert Path(ledger.path).read_text() == "E 7-1234-99-1\nA 7-1234-99-1\nE 7-1234-99-2\n"
+    lines = [line.split(" ") for line in Path(ledger.path).read_text().splitlines()]
+    assert [(kind, msg_id) for kind, msg_id, _ in lines] == [
+        ("E", "7-1234-99-1"),
+        ("A", "7-1234-99-1"),
+        ("E", "7-1234-99-2"),
+    ]
+    stamps = [int(at) for _, _, at in lines]
+    assert before_us <= stamps[0] <= stamps[1] <= stamps[2] <= after_us
     summary = read_ledgers(directory)
     assert (summary.emitted, summary.acked, summary.unacked) == (2, 1, frozenset({"7-1234-99-2"}))
     ledger.close()
@@ -219,7 +229,8 @@ def test_spout_records_emit_fail_replay_ack(tmp_path: Path) -> None:
     assert (summary.emitted, summary.acked, summary.failed, summary.replays) == (2, 1, 1, 1)
     assert summary.unacked == frozenset({id2})
     lines = Path(tmp_path, summary.files[0]).read_text().splitlines()
-    assert lines == [f"E {id1}", f"E {id2}", f"F {id1}", f"R {id1}", f"A {id1}"]
+    events = [line.rsplit(" ", 1)[0] for line in lines]  # without the time (µs)
+    assert events == [f"E {id1}", f"E {id2}", f"F {id1}", f"R {id1}", f"A {id1}"]
 
 
 def test_spout_interval_from_control_file(tmp_path: Path) -> None:

@@ -28,12 +28,18 @@ message-id ledger (``scheduler_py/devtools/ledger.py``):
   the end of the benchmark (deactivate, wait for the acks), attributed to the first run at
   whose end they were unacked and not at whose start (resets go by our lossless path; an
   id failed just before the final deactivation is never replayed and counts too);
-* **p99 latency spike**: not measured — the ledger has no timestamps and Storm's
-  ``complete_ms_avg`` is an average over minutes; reported as ``null``.
+* **p99 latency spike**: from the ledger's times (each tuple tree's complete latency, its
+  last emit → its ack, :func:`~scheduler_py.devtools.ledger.ack_latencies`): the highest p99
+  over :data:`SPIKE_WINDOW_S` windows of ack time from the action to the end of the run,
+  minus the p99 of the :data:`BASELINE_S` before the action (``p99_before_ms`` and
+  ``p99_peak_ms`` are kept beside it). Tuples that are never acked (lost) have no latency:
+  the ``lost`` count says how many. Storm's own ``complete_ms_avg`` is an average over
+  minutes and would hide the spike.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -42,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_py.bench.sampling import PeriodicSampler
+from scheduler_py.devtools.ledger import ack_latencies
 from scheduler_py.scheduling.interfaces import LiveWorker
 
 SAMPLE_S = 0.1
@@ -50,6 +57,9 @@ STEADY_SHARE = 0.9
 BEFORE_S = 5.0
 """the acked rate before the action is measured over this long"""
 RUN_TIMEOUT_S = 120.0
+SPIKE_WINDOW_S = 1.0
+BASELINE_S = 10.0
+"""the p99 latency before the action is measured over this long"""
 PATHS = ("ours", "storm_rebalance")
 
 
@@ -165,6 +175,34 @@ def measure_run(samples: Sequence[Sample], action_at: float) -> dict[str, Any]:
             steady = steady_at(samples, stall[1], STEADY_SHARE * before)
             result["steady_s"] = steady - stall[0] if steady is not None else None
     return result
+
+
+def p99(values: Sequence[float]) -> float | None:
+    """The 99th percentile (nearest rank) of ``values``; ``None`` when there are none."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(0.99 * len(ordered)) - 1)]
+
+
+def latency_spike(
+    latencies: Sequence[tuple[float, float]], action_at: float, end: float
+) -> dict[str, float | None]:
+    """``p99_before_ms``, ``p99_peak_ms`` and ``p99_spike_ms`` of one run from ``(acked at,
+    latency)`` pairs in seconds (see the module docstring)."""
+    before = [lat for at, lat in latencies if action_at - BASELINE_S <= at < action_at]
+    windows: dict[int, list[float]] = {}
+    for at, lat in latencies:
+        if action_at <= at <= end:
+            windows.setdefault(int((at - action_at) // SPIKE_WINDOW_S), []).append(lat)
+    base = p99(before)
+    peaks = [p for p in (p99(w) for w in windows.values()) if p is not None]
+    peak = max(peaks) if peaks else None
+    return {
+        "p99_before_ms": None if base is None else base * 1000,
+        "p99_peak_ms": None if peak is None else peak * 1000,
+        "p99_spike_ms": None if base is None or peak is None else (peak - base) * 1000,
+    }
 
 
 def _median(values: Sequence[float | int | None]) -> float | None:
@@ -298,6 +336,7 @@ def one_run(comparison: Comparison, path: str) -> dict[str, Any]:
             time.sleep(0.5)
         time.sleep(1.0)
     result = measure_run(sampler.samples, action_at)
+    result.update(latency_spike(ack_latencies(comparison.ledger_dir), action_at, time.time()))
     replays_after, unacked = ledger_state(comparison.ledger_dir)
     result.update(
         path=path,

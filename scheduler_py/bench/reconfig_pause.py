@@ -149,6 +149,7 @@ def _comparison_table(comparison: Mapping[str, Any], settings: Mapping[str, Any]
             "pause s median",
             "range",
             "steady s median",
+            "p99 spike ms median",
             "workers restarted",
             "replayed",
             "lost",
@@ -158,7 +159,9 @@ def _comparison_table(comparison: Mapping[str, Any], settings: Mapping[str, Any]
         notes=[
             "steady: from the start of the pause until the acked rate over 2 s is back to 90 % "
             "of its rate before; lost: spout message ids never acked (ledger) after the final "
-            "drain; p99 latency spike: not measured (see scheduler_py/bench/reconfig_paths.py)",
+            "drain; p99 spike: the highest p99 complete latency over 1 s windows after the "
+            "action minus the p99 of the 10 s before (ledger times; lost tuples have none; "
+            "scheduler_py/bench/reconfig_paths.py)",
             *[
                 f"{r['path']} #{r['repetition']}: {r['outcome']}"
                 for r in comparison["runs"]
@@ -175,6 +178,7 @@ def _comparison_table(comparison: Mapping[str, Any], settings: Mapping[str, Any]
             fmt(row["pause_s_median"], ".2f"),
             f"{fmt(row['pause_s_min'], '.2f')}–{fmt(row['pause_s_max'], '.2f')}",
             fmt(row["steady_s_median"], ".1f"),
+            fmt(row["p99_spike_ms_median"], ".0f"),
             fmt(row["workers_restarted_median"], "g"),
             str(row["replayed"]),
             str(row["lost"]),

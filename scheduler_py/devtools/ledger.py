@@ -3,10 +3,13 @@
 Each spout process appends to ``<dir>/<component>-<task>-<pid>-<start_ns>.ledger`` one line
 per event, written with a single unbuffered ``os.write``::
 
-    E <id>    first emit of a sentence
-    R <id>    the same id emitted again after a fail (replay)
-    A <id>    Storm acked the id
-    F <id>    Storm failed the id (a replay follows while the spout process lives)
+    E <id> [<µs>]    first emit of a sentence
+    R <id> [<µs>]    the same id emitted again after a fail (replay)
+    A <id> [<µs>]    Storm acked the id
+    F <id> [<µs>]    Storm failed the id (a replay follows while the spout process lives)
+
+``<µs>`` is the spout's wall clock in microseconds when it wrote the line (older spouts did
+not write it); :func:`ack_latencies` turns it into each tuple tree's complete latency.
 
 Ids are ``<task>-<pid>-<start_ns>-<seq>``, unique across spout restarts.  A killed worker can
 leave a torn last line (no trailing newline); it is ignored.  Any other line that does not
@@ -77,11 +80,46 @@ def _parse_lines(path: Path) -> tuple[list[tuple[str, str]], bool]:
     events: list[tuple[str, str]] = []
     for number, raw in enumerate(lines[:-1], start=1):
         text = raw.decode("utf-8", errors="replace")
-        kind, sep, msg_id = text.partition(" ")
-        if kind not in KINDS or not sep or not msg_id or " " in msg_id:
-            raise ValueError(f"{path}:{number}: not a ledger line: {text!r}")
+        kind, msg_id, _ = _split_line(text, path, number)
         events.append((kind, msg_id))
     return events, torn
+
+
+def _split_line(text: str, path: Path, number: int) -> tuple[str, str, int | None]:
+    """``(kind, id, µs or None)`` of one line; ``ValueError`` naming the line otherwise."""
+    parts = text.split(" ")
+    if len(parts) in (2, 3) and parts[0] in KINDS and parts[1]:
+        if len(parts) == 2:
+            return parts[0], parts[1], None
+        if parts[2].isdigit():
+            return parts[0], parts[1], int(parts[2])
+    raise ValueError(
+        f"{path}:{number}: not a ledger line (expected '<E|R|A|F> <id> [<microseconds>]'): {text!r}"
+    )
+
+
+def ack_latencies(directory: str | os.PathLike[str]) -> list[tuple[float, float]]:
+    """``(acked at, complete latency)`` in seconds of every acked tuple tree whose lines carry
+    times, sorted by ack time: from the id's last emit (``E`` or replay ``R``) before its first
+    ack to that ack — what Storm calls the complete latency of that try. Ids without times
+    (older spouts) or without an emit in the same file are left out."""
+    root = Path(directory)
+    paths = sorted(root.glob(f"*{LEDGER_SUFFIX}")) if root.is_dir() else []
+    samples: list[tuple[float, float]] = []
+    for path in paths:
+        emitted_at: dict[str, int] = {}
+        lines = path.read_bytes().split(b"\n")[:-1]  # the last part is empty or torn
+        for number, raw in enumerate(lines, start=1):
+            kind, msg_id, at_us = _split_line(raw.decode("utf-8", errors="replace"), path, number)
+            if at_us is None:
+                continue
+            if kind in "ER":
+                emitted_at[msg_id] = at_us
+            elif kind == "A" and msg_id in emitted_at:
+                start = emitted_at.pop(msg_id)
+                samples.append((at_us / 1e6, max(0, at_us - start) / 1e6))
+    samples.sort()
+    return samples
 
 
 def read_ledgers(directory: str | os.PathLike[str]) -> LedgerSummary:

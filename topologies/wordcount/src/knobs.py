@@ -193,13 +193,16 @@ def message_id(task: object, pid: int, start_ns: int, seq: int) -> str:
     return f"{task}-{pid}-{start_ns}-{seq}"
 
 
-def ledger_line(kind: str, msg_id: str) -> bytes:
-    """One ledger line: ``b"<kind> <id>\\n"``; kind is E (emit), R (replay), A (ack), F (fail)."""
+def ledger_line(kind: str, msg_id: str, at_us: int | None = None) -> bytes:
+    """One ledger line: ``b"<kind> <id> <at_us>\\n"``; kind is E (emit), R (replay), A (ack),
+    F (fail); ``at_us`` the wall-clock time in microseconds (left out when ``None``)."""
     if kind not in LEDGER_KINDS or len(kind) != 1:
         raise ValueError(f"ledger kind must be one of E, R, A, F, got {kind!r}")
     if not msg_id or any(c.isspace() for c in msg_id):
         raise ValueError(f"message id must be non-empty without whitespace, got {msg_id!r}")
-    return f"{kind} {msg_id}\n".encode()
+    if at_us is None:
+        return f"{kind} {msg_id}\n".encode()
+    return f"{kind} {msg_id} {at_us}\n".encode()
 
 
 def ledger_file_name(component: str, task: object, pid: int, start_ns: int) -> str:
@@ -231,10 +234,10 @@ class Ledger:
         )
 
     def record(self, kind: str, msg_id: str) -> None:
-        """Append ``<kind> <id>``; raises if the ledger is closed or the write fails."""
+        """Append ``<kind> <id> <now, µs>``; raises if the ledger is closed or the write fails."""
         if self._fd is None:
             raise ValueError(f"ledger {self.path} is closed")
-        line = ledger_line(kind, msg_id)
+        line = ledger_line(kind, msg_id, time.time_ns() // 1000)
         written = os.write(self._fd, line)
         if written != len(line):  # regular files do not short-write short lines; be sure
             os.write(self._fd, line[written:])
