@@ -56,8 +56,9 @@ def test_unchanged_plan_keeps_every_executor_in_place() -> None:
 
 def test_minimal_restarts_after_a_move() -> None:
     """Hand-built: three workers on n0 now; the plan moves one executor between workers
-    and adds a fourth worker. Best: keep W(6700) and W(6702) intact, change 6701, new one
-    on the lowest free port 6703 → 2 restarts."""
+    and adds a fourth worker. Best: keep W(6700) and W(6702) intact; the two workers that
+    restart anyway go to free ports (6703, 6704), not to 6701, whose worker the supervisor
+    must kill first → 2 restarts, both started at once."""
     current = {
         "a#0": WorkerSlot("n0", 6700),
         "a#1": WorkerSlot("n0", 6700),
@@ -75,19 +76,27 @@ def test_minimal_restarts_after_a_move() -> None:
         "c#0": ("n0", 6702),
         "a#0": ("n0", 6700),
         "a#1": ("n0", 6700),
-        "b#0": ("n0", 6701),
-        "b#1": ("n0", 6703),
-        "d#0": ("n0", 6703),
+        "b#0": ("n0", 6703),
+        "b#1": ("n0", 6704),
+        "d#0": ("n0", 6704),
     }
     assert restarted_workers(current, placed) == 2
+
+
+def test_a_restarting_worker_without_a_free_port_reuses_the_most_overlapping_slot() -> None:
+    current = {"a#0": WorkerSlot("n0", 6700), "b#0": WorkerSlot("n0", 6701)}
+    plan = Placement("t", {"a#0": "n0", "b#0": "n0", "c#0": "n0"}, worker_of={"c#0": 1})
+    placed = assign_slots(plan, {"n0": []}, current)  # no free port on n0
+    # worker 0 {a, b} and worker 1 {c} both restart: {a, b} keeps more executors in 6700
+    assert ports_of(placed) == {"a#0": ("n0", 6700), "b#0": ("n0", 6700), "c#0": ("n0", 6701)}
 
 
 def test_executor_moving_to_another_node() -> None:
     current = {"a#0": WorkerSlot("n0", 6700), "b#0": WorkerSlot("n1", 6700)}
     plan = Placement("t", {"a#0": "n1", "b#0": "n1"})
     placed = assign_slots(plan, {"n0": [6701], "n1": [6701]}, current)
-    # b#0 stays in n1:6700 (the current port wins over the lower-numbered tie rule)
-    assert ports_of(placed) == {"a#0": ("n1", 6700), "b#0": ("n1", 6700)}
+    # n1's worker restarts (it gains a#0): into the free 6701, beside the old one in 6700
+    assert ports_of(placed) == {"a#0": ("n1", 6701), "b#0": ("n1", 6701)}
     assert restarted_workers(current, placed) == 1
 
 
@@ -107,28 +116,47 @@ def test_restarted_workers_counts_changed_and_new_slots_only() -> None:
     assert restarted_workers(old, old) == 0
 
 
-def test_hungarian_keeps_the_most_executors_in_place() -> None:
-    """Against brute force over every port permutation, on seeded random cases."""
-    for seed in range(40):
+def test_hungarian_follows_the_rules_in_order() -> None:
+    """Against brute force over every port permutation, on seeded random cases: the chosen
+    mapping maximises (workers kept running, restarted workers on free ports, executors left
+    in their slot) in that order."""
+    for seed in range(60):
         rng = random.Random(seed)
         executors = [f"e#{i}" for i in range(rng.randint(2, 9))]
         ports = sorted(rng.sample(range(6700, 6710), rng.randint(3, 6)))
-        current = {e: WorkerSlot("n0", rng.choice(ports)) for e in executors}
+        in_use = rng.sample(ports, rng.randint(1, len(ports)))
+        current = {e: WorkerSlot("n0", rng.choice(in_use)) for e in executors}
         workers = rng.randint(1, min(3, len(ports)))
-        plan = Placement(
-            "t",
-            dict.fromkeys(executors, "n0"),
-            worker_of={e: rng.randrange(workers) for e in executors},
-        )
+        if seed % 3 == 0:  # some plans keep a running worker exactly as it is
+            worker_of = {e: in_use.index(current[e].port) % workers for e in executors}
+        else:
+            worker_of = {e: rng.randrange(workers) for e in executors}
+        plan = Placement("t", dict.fromkeys(executors, "n0"), worker_of=worker_of)
         placed = assign_slots(plan, {"n0": ports}, current)
 
         logical = sorted(set(plan.worker_of.values()))
+        members = {k: {e for e in executors if plan.worker_of[e] == k} for k in logical}
+        running = {p: {e for e in executors if current[e].port == p} for p in ports}
+
         best = max(
-            sum(1 for e in executors if current[e].port == choice[logical.index(plan.worker_of[e])])
+            _rule_key(dict(zip(logical, choice, strict=True)), members, running, current, plan)
             for choice in itertools.permutations(ports, len(logical))
         )
-        stays = sum(1 for e in executors if placed.slot_of[e] == current[e])
-        assert stays == best, seed
-        # one slot per logical worker, distinct ports
-        used = {placed.slot_of[e] for e in executors}
-        assert len(used) == len(logical)
+        got = {plan.worker_of[e]: placed.slot_of[e].port for e in executors}
+        assert _rule_key(got, members, running, current, plan) == best, seed
+
+
+def _rule_key(
+    choice: dict[int, int],
+    members: dict[int, set[str]],
+    running: dict[int, set[str]],
+    current: dict[str, WorkerSlot],
+    plan: Placement,
+) -> tuple[int, int, int]:
+    """(workers kept running, restarted workers on free ports, executors left in place)"""
+    kept = sum(1 for k, port in choice.items() if members[k] == running[port])
+    on_free = sum(
+        1 for k, port in choice.items() if members[k] != running[port] and not running[port]
+    )
+    stays = sum(1 for e, slot in current.items() if slot.port == choice[plan.worker_of[e]])
+    return kept, on_free, stays

@@ -3,13 +3,20 @@
 Algorithms decide *which executors share a worker* (``Placement.worker_key``); Storm runs a
 worker in a slot ``(supervisor, port)``. Ports of one node are interchangeable for the
 plan's cost, but not for the cluster: a worker whose executor set changes is restarted
-(``docs/algorithms/000-topdown.md`` §6.3, "churn reduction"). So each node's logical workers are
-mapped
-to that node's ports to **maximise the number of executors that stay in the slot they run
-in now** (Hungarian algorithm, :func:`scipy.optimize.linear_sum_assignment`, on the
-executor-overlap matrix), ties to the lowest ports, with logical workers in ascending order
-on ascending ports. Without a current assignment, logical worker k (in ascending order) of a
-node gets its k-th lowest free port.
+(``docs/algorithms/000-topdown.md`` §6.3, "churn reduction"). So each node's logical workers
+are mapped to that node's ports (Hungarian algorithm,
+:func:`scipy.optimize.linear_sum_assignment`) by, in this order:
+
+1. **keep running what does not change**: a logical worker whose executor set is exactly that
+   of a running worker of the topology takes that worker's slot (Storm keeps it running);
+2. **restart into a free port**: a worker that restarts anyway goes to a port the topology
+   does not use now, when there is one. A Storm supervisor runs each slot's state machine on
+   its own (storm-server ``Slot``), so the new worker starts while the old one in another slot
+   is being killed, instead of after it (kill, confirm dead, launch: a few seconds of every
+   reconfiguration's pause, ``scheduler_py/reconfig/execution.py``);
+3. the most executors already in the slot, then the lowest ports, with logical workers in
+   ascending order on ascending ports. Without a current assignment, logical worker k (in
+   ascending order) of a node gets its k-th lowest free port.
 
 The topology's own current ports count as available: on a rebalance Nimbus frees the
 topology's slots before calling the scheduler (``docs/algorithms/000-topdown.md`` §6.3).
@@ -85,15 +92,11 @@ def assign_slots(
             )
         chosen = list(range(len(logical)))  # no executor runs on the node now: in order
         if node in current_ports:
-            overlap = [
-                [
-                    len(members[(node, k)] & in_slot.get(WorkerSlot(node, port), set()))
-                    for port in ports
-                ]
-                for k in logical
-            ]
-            if any(any(row) for row in overlap):
-                chosen = _best_mapping(overlap)
+            running = [in_slot.get(WorkerSlot(node, port), set()) for port in ports]
+            overlap = [[len(members[(node, k)] & now) for now in running] for k in logical]
+            kept = [[bool(now) and members[(node, k)] == now for now in running] for k in logical]
+            free = [not now for now in running]
+            chosen = _best_mapping(overlap, kept, free)
         for i, k in enumerate(logical):
             slot = WorkerSlot(node, ports[chosen[i]])
             for executor in members[(node, k)]:
@@ -101,12 +104,16 @@ def assign_slots(
     return replace(placement, slot_of=slot_of)
 
 
-def _best_mapping(overlap: list[list[int]]) -> list[int]:
-    """Logical worker i → port index: max total overlap, then lowest ports, then in order.
+def _best_mapping(
+    overlap: list[list[int]], kept: list[list[bool]], free: list[bool]
+) -> list[int]:
+    """Logical worker i → port index, by the rules of the module docstring: the most workers
+    kept running, then the most restarted workers on free ports, then the most overlap, then
+    the lowest ports, then in order.
 
     One weighted assignment with lexicographic weights (all integers, exact in float64):
-    ``overlap·A − j·B + i·j``, where ``B`` exceeds any total of ``i·j`` and ``A`` any total
-    of the two lower terms.
+    ``kept·D + restarted_on_free·C + overlap·A − j·B + i·j``, where each weight exceeds the
+    largest total of all the terms below it.
     """
     from scipy.optimize import linear_sum_assignment
 
@@ -114,8 +121,18 @@ def _best_mapping(overlap: list[list[int]]) -> list[int]:
     order_span = rows * cols * cols + 1  # > Σ i·j
     port_weight = order_span
     overlap_weight = rows * cols * port_weight + order_span + 1
+    most_overlap = sum(max(row) for row in overlap)
+    free_weight = (most_overlap + 1) * overlap_weight
+    kept_weight = (rows + 1) * free_weight
     score = [
-        [overlap[i][j] * overlap_weight - j * port_weight + i * j for j in range(cols)]
+        [
+            kept[i][j] * kept_weight
+            + (free[j] and not kept[i][j]) * free_weight
+            + overlap[i][j] * overlap_weight
+            - j * port_weight
+            + i * j
+            for j in range(cols)
+        ]
         for i in range(rows)
     ]
     row_index, col_index = linear_sum_assignment(score, maximize=True)
