@@ -131,8 +131,12 @@ def test_rebalance_path_is_confirmed_by_nimbus_assignment_without_waiting_for_a_
 
     def live(topology_id):
         now = int(time.time() * 1000)
-        fresh = now - 1 if "rebalance 0" in nimbus.calls else started
-        return {f"s{i}:6700": _worker(f"s{i}:6700", now, fresh) for i in (1, 2, 3)}
+        if "rebalance 0" not in nimbus.calls:  # the old workers
+            return {f"s{i}:6700": _worker(f"s{i}:6700", now, started) for i in (1, 2, 3)}
+        return {  # the planned workers, started after the rebalance
+            f"{sup}:{port}": _worker(f"{sup}:{port}", now, now - 1)
+            for _, _, sup, port in nimbus.placed
+        }
 
     controller = Controller(RoundConfig(), FAST, History(tmp_path), nimbus, live=live)
     ref.append(controller)
@@ -325,13 +329,21 @@ def _run_replan(tmp_path, topo, nimbus, ref, cluster, unpublished=()):
 
     def live(topology_id):
         now = int(time.time() * 1000)
-        fresh = now - 1 if "rebalance 0" in nimbus.calls else started
-        return {
+        old = {  # the old workers run until their supervisor is synced (or forever here)
             f"s{i}:6700": _worker(
-                f"s{i}:6700", now, fresh, thrift_port=None if f"s{i}" in unpublished else 6627 + i
+                f"s{i}:6700", now, started, thrift_port=None if f"s{i}" in unpublished else 6627 + i
             )
             for i in (1, 2, 3)
         }
+        if "rebalance 0" not in nimbus.calls:
+            return old
+        planned = {f"{sup}:{port}" for _, _, sup, port in nimbus.placed}
+        # Nimbus pushes the new assignment to its own supervisors; the others learn it from the
+        # controller's sync (or their timer, never within this test)
+        told = {sup for _, _, sup, _ in nimbus.placed}
+        told |= {call.split()[1] for call in nimbus.calls if call.startswith("sync ")}
+        running = {k: w for k, w in old.items() if w.supervisor_id not in told}
+        return running | {k: _worker(k, now, now - 1) for k in planned}
 
     controller = Controller(RoundConfig(), FAST, History(tmp_path), nimbus, live=live)
     ref.append(controller)
@@ -360,6 +372,7 @@ def test_supervisors_the_plan_vacates_are_synced_once_it_is_in_effect(tmp_path):
     expected = [f"sync {s} {s}:{6627 + int(s[1])}" for s in vacated]
     assert nimbus.calls == ["deactivate", "rebalance 0", *expected, "activate"]
     assert entry["supervisors_synced"] == vacated
+    assert entry["early_resume"] is True  # the old spout workers were gone at once
 
 
 def test_a_supervisor_that_cannot_be_synced_only_delays_the_resume(tmp_path, caplog):
@@ -370,6 +383,8 @@ def test_a_supervisor_that_cannot_be_synced_only_delays_the_resume(tmp_path, cap
         entry = _run_replan(tmp_path, topo, nimbus, ref, _cluster(topo), unpublished={"s3"})
     assert entry["state"] == "completed" and entry["supervisors_synced"] == []
     assert nimbus.calls == ["deactivate", "rebalance 0", "activate"]
+    # the old spout workers never went away here: no early resume, the topology still resumed
+    assert not entry.get("early_resume")
     refused = [r for r in caplog.records if "could not hand supervisor" in r.getMessage()]
     kept = {p[2] for p in nimbus.placed}
     # s3's workers published no Thrift port: not even tried; the others were refused
