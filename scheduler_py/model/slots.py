@@ -104,9 +104,7 @@ def assign_slots(
     return replace(placement, slot_of=slot_of)
 
 
-def _best_mapping(
-    overlap: list[list[int]], kept: list[list[bool]], free: list[bool]
-) -> list[int]:
+def _best_mapping(overlap: list[list[int]], kept: list[list[bool]], free: list[bool]) -> list[int]:
     """Logical worker i → port index, by the rules of the module docstring: the most workers
     kept running, then the most restarted workers on free ports, then the most overlap, then
     the lowest ports, then in order.
