@@ -25,12 +25,13 @@ import pytest
 from scheduler_py import cli as top_cli
 from scheduler_py.devtools.storm_daemon import start_daemon
 from scheduler_py.monitoring.zk import MonitorStore, connect
+from tests.cluster import aggregation
+from tests.cluster.aggregation import ROOT
 from tests.cluster.waiting import wait_until as _wait
 
 pytestmark = pytest.mark.cluster
 
 NAME = "wc-monitor"
-ROOT = "/scheduler-py"
 WINDOW_SECS = 5
 SLIDING = "30s"
 MONITOR_OPTIONS = (
@@ -48,30 +49,15 @@ ACK_EDGES = {
 }
 
 
-def _zk(cluster) -> str:
-    return f"{cluster.env['STORM_ZK_HOST']}:{cluster.env['STORM_ZK_PORT']}"
-
-
 def _aggregate(cluster, capsys) -> dict:
     code = top_cli.main(
-        [
-            "aggregate",
-            "--once",
-            "--master",
-            "local[2]",
-            "--zookeeper",
-            _zk(cluster),
-            "--root",
-            ROOT,
-            "--nimbus",
-            cluster.env["STORM_NIMBUS"],
-            "--window",
-            SLIDING,
-            "--nice",  # in-process: keep the test process's (and its children's) priority
-            "0",
-            "--cpu-weight",
-            "0",
-        ]
+        aggregation.aggregate_args(
+            cluster,
+            window=SLIDING,
+            master="local[2]",
+            # in-process: keep the test process's (and its children's) priority
+            extra=("--nice", "0", "--cpu-weight", "0"),
+        )
     )
     out = capsys.readouterr().out
     assert code == 0, out
@@ -100,7 +86,7 @@ def _brain_with_zookeeper(cluster) -> None:
         "--plan-log",
         str(cluster.plan_log),
         "--zookeeper",
-        _zk(cluster),
+        aggregation.zookeeper(cluster),
         "--monitor-root",
         ROOT,
     )
@@ -116,7 +102,7 @@ def monitored(cluster):
         "deploy/install-storm.sh"
     )
     _brain_with_zookeeper(cluster)
-    client = connect(_zk(cluster))
+    client = connect(aggregation.zookeeper(cluster))
     store = MonitorStore(client, ROOT)
     try:
         topology_id = cluster.submit(

@@ -22,12 +22,9 @@ The worker monitor is enabled per topology (as in test_monitoring.py); the test 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -36,19 +33,15 @@ import pytest
 from scheduler_py.devtools.ledger import read_ledgers
 from scheduler_py.monitoring.zk import MonitorStore, connect
 from scheduler_py.reconfig.history import TERMINAL, History
+from tests.cluster import aggregation
+from tests.cluster.aggregation import ROOT, SCHEDULER_PY
 from tests.cluster.waiting import wait_until
 
 pytestmark = pytest.mark.cluster
 
 NAME = "wc-reconfig"
-ROOT = "/scheduler-py"
 HEAVY = {"interval_ms": 200, "split_cpu_ms": 80}
 LIGHT = {"interval_ms": 200, "split_cpu_ms": 0}
-SCHEDULER_PY = str(Path(sys.executable).with_name("scheduler-py"))
-
-
-def _zk(cluster) -> str:
-    return f"{cluster.env['STORM_ZK_HOST']}:{cluster.env['STORM_ZK_PORT']}"
 
 
 def _write_control(path: Path, values: dict) -> None:
@@ -128,28 +121,8 @@ def story(cluster, tmp_path_factory):
     control, ledger = work / "control.json", work / "ledger"
     _write_control(control, HEAVY)
     cluster.start_brain(*cluster.brain_command("--reconfig-check-secs", "2"))
-    aggregator = subprocess.Popen(
-        [
-            SCHEDULER_PY,
-            "aggregate",
-            "--every",
-            "5s",
-            "--window",
-            "20s",
-            "--master",
-            "local[1]",
-            "--zookeeper",
-            _zk(cluster),
-            "--nimbus",
-            cluster.env["STORM_NIMBUS"],
-            "--log-file",
-            str(cluster.directory / "logs" / "aggregate-reconfig.log"),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    client = connect(_zk(cluster))
+    aggregator = aggregation.start_periodic(cluster, "reconfig")
+    client = connect(aggregation.zookeeper(cluster))
 
     def three_free_supervisors():
         supervisors = cluster.nimbus.cluster_summary()["supervisors"]
@@ -187,9 +160,7 @@ def story(cluster, tmp_path_factory):
         )
         yield Story(cluster, MonitorStore(client, ROOT), topology_id, control, ledger)
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(aggregator.pid, signal.SIGTERM)
-        aggregator.wait(timeout=60)
+        aggregation.stop(aggregator)
         client.stop()
         client.close()
         cluster.kill(NAME)
