@@ -384,7 +384,7 @@ def _trigger_stale(cluster, name: str) -> str:
     return (trigger.get("stale_aggregates") or {}).get(name, "")
 
 
-def test_aggregation_killed_the_brain_plans_on_declared_costs_and_the_trigger_holds(faults):
+def test_aggregation_killed_its_stale_aggregate_gives_declared_costs_and_no_trigger(faults):
     """``scheduler-py aggregate --every 5s`` SIGKILLed: once its last aggregate is older than
     the topology's ``scheduler.brain.metrics.max.age.secs`` (30 s here) the brain prices on
     declared costs and says why with the age (``replan --dry-run``, and the plan log and Storm
