@@ -33,7 +33,8 @@ pytestmark = pytest.mark.cluster
 
 NAME = "wc-monitor"
 WINDOW_SECS = 5
-SLIDING = "30s"
+SLIDING_S = 30
+SLIDING = f"{SLIDING_S}s"
 MONITOR_OPTIONS = (
     'topology.auto.task.hooks=["io.schedulerpy.storm.monitor.TrafficHook"]',
     "topology.multilang.log.handler=io.schedulerpy.storm.monitor.MonitorShellLogHandler",
@@ -221,6 +222,19 @@ def _start_supervisor(cluster, index: int) -> None:
     )
 
 
+def _victim_windows_left(store, topology_id, victim: str, ports: set[int], killed_ms: int) -> bool:
+    """The newest window of the killed supervisor's workers (the latest one it could have
+    published, one window after the kill, when ZooKeeper keeps none) ended more than the
+    sliding window (plus a second) ago."""
+    ends = [
+        w.window_end_ms
+        for w in store.load_windows(topology_id)
+        if w.host == victim and w.port in ports
+    ]
+    newest = max(ends, default=killed_ms + WINDOW_SECS * 1000)
+    return time.time() * 1000 > newest + SLIDING_S * 1000 + 1000
+
+
 def _plans_since(cluster, topology_id: str, since_ms: int) -> list[dict]:
     if not cluster.plan_log.exists():
         return []
@@ -247,7 +261,12 @@ def test_killed_supervisor_is_missing_and_the_brain_replans_with_measured_costs(
     _kill_supervisor(cluster, index)
     try:
         # the victim's last window leaves the 30 s sliding window
-        time.sleep(35)
+        _wait(
+            lambda: _victim_windows_left(store, topology_id, victim, victim_ports, killed_ms),
+            120,
+            f"the newest window of {victim}'s workers (in ZooKeeper) to be more than the "
+            f"{SLIDING} sliding window old",
+        )
         out = _aggregate(cluster, capsys)
         doc = store.read_aggregate(topology_id)
         missing = {(m["host"], m["port"]) for m in doc["missing"]}
