@@ -24,6 +24,7 @@ import pytest
 
 from scheduler_py import cli as top_cli
 from scheduler_py.devtools.storm_daemon import start_daemon
+from scheduler_py.monitoring.records import parse_window
 from scheduler_py.monitoring.zk import MonitorStore, connect
 from tests.cluster import aggregation
 from tests.cluster.aggregation import ROOT
@@ -226,11 +227,11 @@ def _victim_windows_left(store, topology_id, victim: str, ports: set[int], kille
     """The newest window of the killed supervisor's workers (the latest one it could have
     published, one window after the kill, when ZooKeeper keeps none) ended more than the
     sliding window (plus a second) ago."""
-    ends = [
-        w.window_end_ms
-        for w in store.load_windows(topology_id)
-        if w.host == victim and w.port in ports
-    ]
+    ends = []
+    for raw in store.load_windows(topology_id):
+        record = parse_window(raw.data)
+        if record.host == victim and record.port in ports:
+            ends.append(record.window_end_ms)
     newest = max(ends, default=killed_ms + WINDOW_SECS * 1000)
     return time.time() * 1000 > newest + SLIDING_S * 1000 + 1000
 
