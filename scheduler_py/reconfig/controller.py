@@ -299,7 +299,7 @@ class Controller:
         watch = self._watches.get(topo.id) or new_watch(now, config, supervisors)
         aggregate = self._aggregate(topo.id)
         stale = self._stale(topo, aggregate)
-        if stale != watch.stale:
+        if bool(stale) != bool(watch.stale):  # log when it starts and stops, not each check
             if stale:
                 log.warning(
                     "%s: the trigger ignores its aggregate (%s) until a fresh one comes; the "

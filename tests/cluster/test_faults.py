@@ -386,13 +386,15 @@ def _trigger_stale(cluster, name: str) -> str:
 
 def test_aggregation_killed_its_stale_aggregate_gives_declared_costs_and_no_trigger(faults):
     """``scheduler-py aggregate --every 5s`` SIGKILLed: once its last aggregate is older than
-    the topology's ``scheduler.brain.metrics.max.age.secs`` (30 s here) the brain prices on
-    declared costs and says why with the age (``replan --dry-run``, and the plan log and Storm
-    status of a placement: a ``storm rebalance``), the trigger ignores the aggregate (the
-    status's trigger state names it, nothing in the history); started again, the aggregation
-    brings measured costs back."""
+    the topology's ``scheduler.brain.metrics.max.age.secs`` (60 s × the machine's load) the
+    brain prices on declared costs and says why with the age (``replan --dry-run``, and the
+    plan log and Storm status of a placement: a ``storm rebalance``), the trigger ignores the
+    aggregate (the status's trigger state names it, nothing in the history); started again,
+    the aggregation brings measured costs back."""
     cluster = faults
-    name, max_age = "wc-stale", 30
+    # a Spark run of the aggregation takes ~20 s on an idle machine and minutes on a loaded
+    # one: the aggregate must be fresh when written, and stale soon after the kill
+    name, max_age = "wc-stale", round(machine_timeout(60))
     cluster.start_brain(*cluster.brain_command("--reconfig-check-secs", "2"))
     probe = ZooKeeperProbe(aggregation.zookeeper(cluster))
     aggregator = aggregation.start_periodic(cluster, "stale")
@@ -423,7 +425,7 @@ def test_aggregation_killed_its_stale_aggregate_gives_declared_costs_and_no_trig
 
         costs = wait_until(
             lambda: (c := _dry_run_costs(cluster, name)).startswith("declared (stale") and c,
-            machine_timeout(max_age + 90),
+            max_age + machine_timeout(90),
             "the brain to price the topology on declared costs (stale aggregate)",
             lambda: f"(costs: {_dry_run_costs(cluster, name)})",
         )
