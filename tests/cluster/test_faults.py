@@ -414,7 +414,12 @@ def test_aggregation_killed_its_stale_aggregate_gives_declared_costs_and_no_trig
             "a first aggregate and the brain pricing the topology with measured costs",
             lambda: f"(costs: {_dry_run_costs(cluster, name)})",
         )
-        assert _trigger_stale(cluster, name) == ""
+        wait_until(
+            lambda: not _trigger_stale(cluster, name),
+            machine_timeout(30),
+            "the trigger to watch the fresh aggregate (its checks run every 2 s)",
+            lambda: f"(trigger: {_trigger_stale(cluster, name)!r})",
+        )
         last_ms = probe.look(lambda s: s.read_aggregate(topology_id))["computed_at_ms"]
         aggregation.stop(aggregator, signal.SIGKILL)
         killed, killed_ms = time.monotonic(), int(time.time() * 1000)
