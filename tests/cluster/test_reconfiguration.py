@@ -36,7 +36,7 @@ from scheduler_py.monitoring.zk import MonitorStore, connect
 from scheduler_py.reconfig.history import TERMINAL, History
 from tests.cluster import aggregation
 from tests.cluster.aggregation import ROOT, SCHEDULER_PY
-from tests.cluster.waiting import wait_until
+from tests.cluster.waiting import machine_timeout, wait_until
 
 pytestmark = pytest.mark.cluster
 
@@ -89,7 +89,7 @@ class Story:
                 last = doc
             return len(seen) > count
 
-        wait_until(more, timeout, f"{count} new aggregates")
+        wait_until(more, machine_timeout(timeout), f"{count} new aggregates")
         return last
 
     def interworker_share(self, doc: dict) -> float:
@@ -135,7 +135,11 @@ def story(cluster, tmp_path_factory):
         )
 
     # an earlier test may have restarted a supervisor: `even` must see all three
-    wait_until(three_free_supervisors, 240, "three supervisors with a free slot, up for 40 s")
+    wait_until(
+        three_free_supervisors,
+        machine_timeout(240),
+        "three supervisors with a free slot, up for 40 s",
+    )
     try:
         topology_id = cluster.submit(
             NAME,
@@ -203,7 +207,9 @@ def test_load_drop_triggers_one_reconfiguration_that_cuts_interworker_traffic(st
         entries = story.entries()
         return entries and entries[-1].get("state") in TERMINAL and entries
 
-    entries = wait_until(finished, 300, "a reconfiguration decision", lambda: story.entries())
+    entries = wait_until(
+        finished, machine_timeout(300), "a reconfiguration decision", lambda: story.entries()
+    )
     completed = [e for e in entries if e["state"] == "completed"]
     assert len(completed) == 1 and completed[0]["trigger"] == "change", entries
     entry = completed[0]
@@ -233,7 +239,9 @@ def test_load_drop_triggers_one_reconfiguration_that_cuts_interworker_traffic(st
         doc = story.aggregate()
         return doc if doc and doc["window_start_ms"] > resumed_ms + 5000 else None
 
-    doc = wait_until(after_resume, 180, "an aggregate measured after the reconfiguration")
+    doc = wait_until(
+        after_resume, machine_timeout(180), "an aggregate measured after the reconfiguration"
+    )
     share = story.interworker_share(doc)
     assert share < story.traffic_before / 2, (share, story.traffic_before)
     # no oscillation: the new placement holds, nothing else is re-planned
@@ -241,7 +249,9 @@ def test_load_drop_triggers_one_reconfiguration_that_cuts_interworker_traffic(st
     assert [e["state"] for e in story.entries()] == ["completed"], story.entries()
     assert story.placement() == after
     measured = wait_until(
-        lambda: story.entries()[0].get("measured"), 120, "the measured gain in the history"
+        lambda: story.entries()[0].get("measured"),
+        machine_timeout(120),
+        "the measured gain in the history",
     )
     assert measured["gain"] > 0 and not measured["negative"], measured
     history = story.run("history", NAME)
