@@ -20,7 +20,7 @@ recovery time printed on one line (``recovery: <fault> → <what> in X s``):
   kept (Nimbus assigns the topology once), the brain's plan log does not claim the late
   rounds' plans, and a new topology is placed by the brain.
 
-Brain down, garbage plans (test_storm_loop.py), the brain killed mid-drain
+Brain down, garbage plans (test_storm_loop.py), the brain killed at each step of a reconfiguration
 (test_reconfiguration.py) and a killed supervisor (test_monitoring.py) are covered elsewhere.
 """
 
