@@ -139,6 +139,20 @@ def test_fresh_within_max_age_from_conf():
     assert DEFAULT_MAX_AGE_SECS == 180
 
 
+def test_the_source_says_why_an_aggregate_is_stale_with_its_age():
+    """The trigger asks the same rule as the rounds (``MeasuredCostsSource.stale``)."""
+    source = StaticAggregates(clock=lambda: NOW)
+    assert source.stale(aggregate(), {}) is None
+    old = aggregate(computed_at=NOW - 200_000)
+    assert source.stale(old, {}) == f"stale: aggregate 200 s old > {MAX_AGE_KEY} = 180"
+    assert source.stale(aggregate(computed_at=NOW - 100_000), {MAX_AGE_KEY: 60}) == (
+        f"stale: aggregate 100 s old > {MAX_AGE_KEY} = 60"
+    )
+    assert source.stale(old, {MAX_AGE_KEY: 900}) is None
+    assert "must be a number" in source.stale(old, {MAX_AGE_KEY: "soon"})
+    assert view(old).costs.startswith("declared (stale: aggregate 200 s old")
+
+
 def test_stale_newest_window_is_not_fresh():
     document = aggregate(window_end_ms=NOW - 500_000)
     with pytest.raises(NotUsable, match="newest window 500 s old"):

@@ -321,3 +321,27 @@ def _measuring_controller(tmp_path):
         references=lambda tid, agg: None,
     )
     return measured, controller
+
+
+def test_the_trigger_ignores_a_stale_aggregate_and_says_why(tmp_path):
+    """The aggregation stopped: its last aggregate (changed by 90 %) grows old; the trigger
+    does not fire on it and the trigger state names it with its age. A fresh aggregate saying
+    the same fires."""
+    measured, controller = _measuring_controller(tmp_path)
+    controller.trigger = TriggerConfig(warmup_secs=0, change_windows=1)
+    placed = wordcount(current=SPREAD, needs_scheduling=False)
+    _round(controller, _cluster(placed))
+    now_ms = int(time.time() * 1000)
+    measured.aggregates[placed.id] = aggregate_doc(placed.id, now_ms)  # the reference
+    controller.check_once()
+    old = aggregate_doc(placed.id, now_ms - 400_000, change=0.9)
+    measured.aggregates[placed.id] = old | {"window_end_ms": now_ms - 390_000}
+    controller.check_once()
+    assert controller.history_of("wc") == []
+    stale = controller.trigger_state()["stale_aggregates"]
+    assert list(stale) == ["wc"] and stale["wc"].startswith("stale: aggregate 4"), stale
+    assert "s old > scheduler.brain.metrics.max.age.secs = 180" in stale["wc"]
+    measured.aggregates[placed.id] = aggregate_doc(placed.id, now_ms + 1, change=0.9)
+    controller.check_once()
+    assert [e["trigger"] for e in controller.history_of("wc")] == ["change"]
+    assert controller.trigger_state()["stale_aggregates"] == {}

@@ -230,6 +230,9 @@ class Aggregates:
     def costs_for(self, topology, storm_executor, conf):
         return topology, "declared (test)"
 
+    def stale(self, aggregate, conf):
+        return None
+
     def close(self):
         pass
 

@@ -22,8 +22,8 @@ SUPS = frozenset({"s1", "s2"})
 CONFIG = TriggerConfig(warmup_secs=10, cooldown_secs=300, decline_backoff_secs=60)
 
 
-def _seen(now, aggregate_ms=None, change=None, supervisors=SUPS, overloaded=()):
-    return Observation(now, aggregate_ms, change, supervisors, overloaded)
+def _seen(now, aggregate_ms=None, change=None, supervisors=SUPS, overloaded=(), stale=""):
+    return Observation(now, aggregate_ms, change, supervisors, overloaded, stale=stale)
 
 
 def test_change_fires_after_m_distinct_aggregates_above_threshold():
@@ -177,3 +177,26 @@ def test_measured_fires_once_the_first_steady_aggregate_of_a_declared_placement_
     off = replace(CONFIG, replan_on_measured=False)
     _, fired = observe(new_watch(0, off, SUPS), first, off)
     assert fired is None
+
+
+STALE = "stale: aggregate 95 s old > scheduler.brain.metrics.max.age.secs = 30"
+
+
+def test_a_stale_aggregate_fires_nothing_but_membership_and_breaks_the_counts():
+    watch = new_watch(0, CONFIG, SUPS)
+    watch, _ = observe(watch, _seen(20, 1, 0.5, overloaded=("s1",)), CONFIG)
+    assert watch.above == 1 and watch.overloaded == 1
+    # the aggregation stopped: nothing fires on what the last aggregate said, and the
+    # consecutive counts start again from the next fresh aggregate
+    watch, fired = observe(watch, _seen(30, stale=STALE, overloaded=("s1",)), CONFIG)
+    assert fired is None and watch.above == 0 and watch.overloaded == 0
+    assert watch.stale == STALE
+    watch, fired = observe(watch, _seen(40, 2, 0.5), CONFIG)
+    assert fired is None and watch.above == 1 and watch.stale == ""
+    # nor the one-off re-plan on the first measurements
+    first = Observation(20, None, None, SUPS, (), first_measured=True, stale=STALE)
+    _, fired = observe(new_watch(0, CONFIG, SUPS), first, CONFIG)
+    assert fired is None
+    # a supervisor lost is not a measurement: it still fires
+    _, fired = observe(watch, _seen(50, stale=STALE, supervisors=frozenset({"s1"})), CONFIG)
+    assert fired is not None and fired.kind == "membership"

@@ -311,6 +311,8 @@ def render_trigger(state: dict[str, Any]) -> str:
     for name, mark in (state.get("paused_topologies") or {}).items():
         since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(mark.get("since", 0)))
         lines.append(f"  paused for {name} since {since}")
+    for name, why in (state.get("stale_aggregates") or {}).items():
+        lines.append(f"  not watching {name}'s aggregate: {why}")
     lines.append(f"  pauses kept in: {state.get('kept_in', '?')}")
     return "\n".join(lines)
 

@@ -22,7 +22,10 @@ with ``--zookeeper``:
   measured totals (edges seen only in measurements are added, grouping ``unknown``);
 * anything unusable (no aggregate, stale, malformed, ZooKeeper down) leaves the declared
   costs in place, and the note says why; the note ends up in the plan's reason as
-  ``costs: measured (6 windows, 60 s, bytes/s)`` or ``costs: declared (…)``.
+  ``costs: measured (6 windows, 60 s, bytes/s)`` or ``costs: declared (…)``; a stale one
+  reads ``declared (stale: aggregate 95 s old > scheduler.brain.metrics.max.age.secs = 30)``
+  (:func:`stale_reason`, which the reconfiguration trigger asks too, through
+  :meth:`MeasuredCostsSource.stale`: it does not fire on a stale aggregate).
 """
 
 from __future__ import annotations
@@ -80,6 +83,14 @@ class MeasuredCostsSource:
     ) -> tuple[Topology, str]:
         """The topology with this source's measured costs (:func:`measured_topology`)."""
         return measured_topology(topology, storm_executor, conf, self)
+
+    def stale(self, aggregate: Mapping[str, Any], conf: Mapping[str, Any]) -> str | None:
+        """Why ``aggregate`` is too old for a topology with ``conf`` (:func:`stale_reason`,
+        the rule :func:`measured_topology` prices by), or ``None`` while it is fresh."""
+        try:
+            return stale_reason(aggregate, self.now_ms(), max_age_secs(conf))
+        except NotUsable as error:
+            return str(error)
 
     def close(self) -> None:
         """Release connections (the service calls it on shutdown)."""
@@ -255,21 +266,35 @@ def _entries(aggregate: Mapping[str, Any], name: str) -> list[Any]:
     return value
 
 
+def _stamps(aggregate: Mapping[str, Any]) -> tuple[tuple[str, float], ...]:
+    computed = _number(aggregate.get("computed_at_ms"), "computed_at_ms")
+    newest = _number(aggregate.get("window_end_ms", computed), "window_end_ms")
+    return ("aggregate", computed), ("newest window", newest)
+
+
+def stale_reason(aggregate: Mapping[str, Any], now_ms: int, max_age: float) -> str | None:
+    """Why ``aggregate`` is stale — its ``computed_at_ms`` or its newest window older than
+    ``max_age`` seconds (``scheduler.brain.metrics.max.age.secs``) — with its age; ``None``
+    when it is not. A malformed time stamp raises :class:`NotUsable`."""
+    for label, stamp in _stamps(aggregate):
+        age = now_ms - stamp
+        if age > max_age * 1000.0:
+            return f"stale: {label} {age / 1000:.0f} s old > {MAX_AGE_KEY} = {max_age:g}"
+    return None
+
+
 def check_fresh(aggregate: Any, now_ms: int, max_age: float) -> None:
     """Raise :class:`NotUsable` unless ``aggregate`` is a fresh, non-empty aggregate."""
     if not isinstance(aggregate, Mapping):
         raise NotUsable("no aggregate")
     if aggregate.get("v") != 1:
         raise NotUsable(f"aggregate version {aggregate.get('v')!r} is not 1")
-    computed = _number(aggregate.get("computed_at_ms"), "computed_at_ms")
-    newest = _number(aggregate.get("window_end_ms", computed), "window_end_ms")
-    limit_ms = max_age * 1000.0
-    for label, stamp in (("aggregate", computed), ("newest window", newest)):
-        age = now_ms - stamp
-        if age > limit_ms:
-            raise NotUsable(f"{label} {age / 1000:.0f} s old > {MAX_AGE_KEY} = {max_age:g}")
-        if age < -FUTURE_TOLERANCE_MS:
-            raise NotUsable(f"{label} {-age / 1000:.0f} s in the future (clock skew?)")
+    problem = stale_reason(aggregate, now_ms, max_age)
+    if problem:
+        raise NotUsable(problem)
+    for label, stamp in _stamps(aggregate):
+        if now_ms - stamp < -FUTURE_TOLERANCE_MS:
+            raise NotUsable(f"{label} {(stamp - now_ms) / 1000:.0f} s in the future (clock skew?)")
     windows = aggregate.get("windows")
     if not isinstance(windows, int) or windows < 1:
         raise NotUsable("no window in the aggregate's sliding window (monitors silent?)")

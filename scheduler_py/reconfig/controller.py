@@ -188,8 +188,16 @@ class Controller:
         return self.trigger_state()
 
     def trigger_state(self) -> dict[str, Any]:
-        """Whether the automatic trigger runs, for the brain's status."""
-        return {"controller": True, "enabled": self.trigger.enabled} | self.pause.state()
+        """Whether the automatic trigger runs, for the brain's status, and the topologies
+        whose aggregate it ignores as stale (name → why, with the age)."""
+        snapshot = self._latest(required=False)
+        stale = {}
+        for topo in snapshot.topologies if snapshot is not None else ():
+            watch = self._watches.get(topo.id)
+            if watch is not None and watch.stale:
+                stale[topo.name] = watch.stale
+        state = {"controller": True, "enabled": self.trigger.enabled} | self.pause.state()
+        return state | {"stale_aggregates": stale}
 
     def _resolve(self, topology: str, must_run: bool) -> tuple[str, Any]:
         """(name, topology) of a running topology named or identified ``topology``."""
@@ -290,6 +298,19 @@ class Controller:
     ) -> None:
         watch = self._watches.get(topo.id) or new_watch(now, config, supervisors)
         aggregate = self._aggregate(topo.id)
+        stale = self._stale(topo, aggregate)
+        if bool(stale) != bool(watch.stale):  # log when it starts and stops, not each check
+            if stale:
+                log.warning(
+                    "%s: the trigger ignores its aggregate (%s) until a fresh one comes; the "
+                    "rounds plan on declared costs meanwhile",
+                    topo.name,
+                    stale,
+                )
+            else:
+                log.info("%s: fresh aggregates again; the trigger watches them", topo.name)
+        if stale:  # no change signal, reference or measured gain from it
+            aggregate = None
         view = storm_view(snapshot, topo, None, self.planner.costs)
         measured = view.costs.startswith("measured")
         if watch.rebase_after_ms is None and watch.last_aggregate_ms is None and aggregate:
@@ -315,7 +336,9 @@ class Controller:
             # only steady measurements: not while warming up after a start or a move
             overloaded = _overloaded(view)
         watch, staged = self._follow_up(topo, aggregate, watch, config, now)
-        seen = Observation(now, aggregate_ms, change, supervisors, overloaded, first_measured)
+        seen = Observation(
+            now, aggregate_ms, change, supervisors, overloaded, first_measured, stale
+        )
         watch, fired = observe(watch, seen, config)
         fired = staged or fired
         self._watches[topo.id] = watch
@@ -373,6 +396,17 @@ class Controller:
         except Exception as error:  # measurements are optional; the loop goes on
             self._warn_once(f"agg:{topology_id}", f"reading the aggregate failed: {error}")
             return None
+
+    def _stale(self, topo: StormTopology, aggregate: Mapping[str, Any] | None) -> str:
+        """Why ``aggregate`` is too old to act on (``CostSource.stale``), or ``""``."""
+        source = self.planner.costs
+        if source is None or not aggregate:
+            return ""
+        try:
+            return source.stale(aggregate, topo.conf) or ""
+        except Exception as error:  # measurements are optional; the loop goes on
+            self._warn_once(f"stale:{topo.id}", f"checking the aggregate's age failed: {error}")
+            return ""
 
     def _rebase(self, topo: Any, aggregate: Mapping[str, Any]) -> None:
         if self.references is None:

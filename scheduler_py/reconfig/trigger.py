@@ -24,6 +24,12 @@ difference between successive measurements" (paper 000 §6), with the defaults o
    × the total traffic — or the running placement overloads a node and the candidate does
    not. A candidate identical to the running placement is always declined.
 
+   None of them but *membership* fires on a **stale** aggregate (older than the topology's
+   ``scheduler.brain.metrics.max.age.secs``, e.g. because the aggregation was killed; the
+   rule of ``scheduler_py/monitoring/measured.py``, ``stale_reason``): the round plans on
+   declared costs then, and a re-plan would too. A stale aggregate also breaks the
+   consecutive counts, and the watch keeps the reason (``Watch.stale``).
+
 3. *Wait* ``cooldown_secs`` (default 300) after a reconfiguration, and
    ``decline_backoff_secs`` (default 120) after a declined one, before firing again;
    ``regret_backoff_secs`` (default 3600) after one whose *measured* gain was negative.
@@ -165,6 +171,9 @@ class Observation:
     first_measured: bool = False
     """the running placement was planned on declared costs and the first steady aggregate
     after it just became the change reference"""
+    stale: str = ""
+    """why the latest aggregate is too old to act on (with its age); empty while it is
+    fresh or there is none. Then ``aggregate_ms`` and ``change`` are ``None``."""
 
 
 @dataclass(frozen=True)
@@ -182,6 +191,8 @@ class Watch:
     """no firing before this time (cooldown, decline back-off, warm-up)"""
     rebase_after_ms: int | None = None
     """the first aggregate whose window starts after this becomes the change reference"""
+    stale: str = ""
+    """why the trigger ignores the latest aggregate (:attr:`Observation.stale`), if it does"""
 
 
 @dataclass(frozen=True)
@@ -201,7 +212,9 @@ def observe(watch: Watch, seen: Observation, config: TriggerConfig) -> tuple[Wat
     any. Firing resets the consecutive count (the caller then judges and records)."""
     above, overloaded = watch.above, watch.overloaded
     fresh = seen.aggregate_ms is not None and seen.aggregate_ms != watch.last_aggregate_ms
-    if fresh:
+    if seen.stale:  # measurements stopped: the next fresh aggregates count from zero
+        above = overloaded = 0
+    elif fresh:
         changed = seen.change is not None and seen.change > config.change_threshold
         above = above + 1 if changed else 0
         overloaded = overloaded + 1 if seen.overloaded else 0
@@ -210,6 +223,7 @@ def observe(watch: Watch, seen: Observation, config: TriggerConfig) -> tuple[Wat
         above=above,
         overloaded=overloaded,
         last_aggregate_ms=seen.aggregate_ms if fresh else watch.last_aggregate_ms,
+        stale=seen.stale,
     )
     if not config.enabled or seen.now < watch.quiet_until:
         return watch, None
@@ -222,6 +236,8 @@ def observe(watch: Watch, seen: Observation, config: TriggerConfig) -> tuple[Wat
             f"supervisors joined {joined or 'none'}, left {left or 'none'}",
             {"joined": joined, "left": left},
         )
+    elif seen.stale:
+        pass  # nothing below may act on a stale aggregate
     elif seen.overloaded and overloaded >= config.change_windows:
         trigger = Trigger(
             "overload",

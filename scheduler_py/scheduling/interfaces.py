@@ -48,6 +48,11 @@ class CostSource(Protocol):
         """The topology's latest aggregate document (``docs/monitoring-format.md`` §4)."""
         ...
 
+    def stale(self, aggregate: Mapping[str, Any], conf: Mapping[str, Any]) -> str | None:
+        """Why ``aggregate`` is too old to plan on for a topology with ``conf`` (with its
+        age), or ``None`` while it is fresh; ``costs_for`` prices by the same rule."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -180,7 +185,8 @@ class ReconfigurationPort(Protocol):
 
     def trigger_state(self) -> dict[str, Any]:
         """Whether the automatic trigger runs: ``enabled`` (configured), ``paused`` (for
-        every topology), ``paused_topologies`` (name -> since), ``kept_in``."""
+        every topology), ``paused_topologies`` (name -> since), ``kept_in``,
+        ``stale_aggregates`` (name -> why the trigger ignores its aggregate)."""
         ...
 
     def start(self) -> None: ...

@@ -9,40 +9,44 @@ recovery time printed on one line (``recovery: <fault> → <what> in X s``):
   monitor publishes windows again, ``scheduler-py aggregate --every`` (running throughout)
   writes aggregates again, and the brain prices the topology with measured costs again —
   none of them restarted;
+* ``scheduler-py aggregate`` killed (SIGKILL): once its last aggregate is older than
+  ``scheduler.brain.metrics.max.age.secs`` the brain plans on declared costs and says so with
+  the aggregate's age (``replan --dry-run``, the plan log and Storm's status of a placement),
+  the reconfiguration trigger ignores the stale aggregate (the status's trigger state says
+  why; the history stays empty), and the aggregation started again brings measured costs
+  back;
 * the brain slow (answers after the shim's ``scheduler.brain.timeout.ms``): the round falls
   back to DefaultScheduler, the next rounds use the brain again, the fallback's placement is
   kept (Nimbus assigns the topology once), the brain's plan log does not claim the late
   rounds' plans, and a new topology is placed by the brain.
 
-Brain down, garbage plans (test_storm_loop.py), the brain killed mid-drain
+Brain down, garbage plans (test_storm_loop.py), the brain killed at each step of a reconfiguration
 (test_reconfiguration.py) and a killed supervisor (test_monitoring.py) are covered elsewhere.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from scheduler_py.devtools.placement_table import compare, latest_plan, planned_slots
+from scheduler_py.monitoring.measured import MAX_AGE_KEY
 from scheduler_py.monitoring.zk import MonitorStore, close_quietly, connect
 from scheduler_py.reconfig.history import TERMINAL, History
 from scheduler_py.service.client import call_brain
+from tests.cluster import aggregation
+from tests.cluster.aggregation import ROOT, SCHEDULER_PY
 from tests.cluster.waiting import machine_timeout, wait_until
 
 pytestmark = pytest.mark.cluster
 
 ROUND_SECS = 5  # nimbus.monitor.freq.secs of the test cluster (deploy/cluster-up.sh)
 SHIM_TIMEOUT_S = 5  # scheduler.brain.timeout.ms of the test cluster (deploy/cluster-up.sh)
-ROOT = "/scheduler-py"
-SCHEDULER_PY = str(Path(sys.executable).with_name("scheduler-py"))
 MONITOR_OPTIONS = (
     'topology.auto.task.hooks=["io.schedulerpy.storm.monitor.TrafficHook"]',
     "topology.multilang.log.handler=io.schedulerpy.storm.monitor.MonitorShellLogHandler",
@@ -59,10 +63,6 @@ def _report(fault: str, what: str, seconds: float, note: str = "") -> None:
 
 def _brain(cluster) -> str:
     return f"127.0.0.1:{cluster.brain_port}"
-
-
-def _zk(cluster) -> str:
-    return f"{cluster.env['STORM_ZK_HOST']}:{cluster.env['STORM_ZK_PORT']}"
 
 
 def _brain_status(cluster) -> dict | None:
@@ -275,32 +275,8 @@ class ZooKeeperProbe:
 def test_zookeeper_restart_monitor_aggregation_and_brain_recover_without_restart(faults):
     cluster = faults
     name = "wc-zookeeper"
-    probe = ZooKeeperProbe(_zk(cluster))
-    # each run's summary (how long its Spark phases took) is on stdout
-    summaries = (cluster.directory / "logs" / "aggregate-faults.out").open("ab")
-    aggregator = subprocess.Popen(
-        [
-            SCHEDULER_PY,
-            "aggregate",
-            "--every",
-            "5s",
-            "--window",
-            "20s",
-            "--master",
-            "local[1]",
-            "--zookeeper",
-            _zk(cluster),
-            "--root",
-            ROOT,
-            "--nimbus",
-            cluster.env["STORM_NIMBUS"],
-            "--log-file",
-            str(cluster.directory / "logs" / "aggregate-faults.log"),
-        ],
-        stdout=summaries,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    probe = ZooKeeperProbe(aggregation.zookeeper(cluster))
+    aggregator = aggregation.start_periodic(cluster, "faults")
     try:
         topology_id = cluster.submit(
             name,
@@ -397,11 +373,142 @@ def test_zookeeper_restart_monitor_aggregation_and_brain_recover_without_restart
             f"{name}'s acked count to grow after the ZooKeeper restart",
         )
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(aggregator.pid, signal.SIGTERM)
-        aggregator.wait(timeout=60)
-        summaries.close()
+        aggregation.stop(aggregator)
         cluster.kill(name)
+
+
+def _trigger_stale(cluster, name: str) -> str:
+    """Why the brain's reconfiguration trigger ignores ``name``'s aggregate (the status's
+    ``trigger.stale_aggregates``), or ``""``."""
+    trigger = (_brain_status(cluster) or {}).get("trigger") or {}
+    return (trigger.get("stale_aggregates") or {}).get(name, "")
+
+
+def test_aggregation_killed_its_stale_aggregate_gives_declared_costs_and_no_trigger(faults):
+    """``scheduler-py aggregate --every 5s`` SIGKILLed: once its last aggregate is older than
+    the topology's ``scheduler.brain.metrics.max.age.secs`` (60 s × the machine's load) the
+    brain prices on declared costs and says why with the age (``replan --dry-run``, and the
+    plan log and Storm status of a placement: a ``storm rebalance``), the trigger ignores the
+    aggregate (the status's trigger state names it, nothing in the history); started again,
+    the aggregation brings measured costs back."""
+    cluster = faults
+    # a Spark run of the aggregation takes ~20 s on an idle machine and minutes on a loaded
+    # one: the aggregate must be fresh when written, and stale soon after the kill
+    name, max_age = "wc-stale", round(machine_timeout(60))
+    cluster.start_brain(*cluster.brain_command("--reconfig-check-secs", "2"))
+    probe = ZooKeeperProbe(aggregation.zookeeper(cluster))
+    aggregator = aggregation.start_periodic(cluster, "stale")
+    try:
+        topology_id = cluster.submit(
+            name,
+            "topology.workers=2",
+            "scheduler.brain.algorithm=even",
+            f"scheduler.brain.metrics.max.age.secs={max_age}",
+            "scheduler.reconfig.replan.on.measured=false",
+            *MONITOR_OPTIONS,
+            wait_acked=5,
+        )
+        wait_until(
+            lambda: _dry_run_costs(cluster, name).startswith("measured"),
+            machine_timeout(300),
+            "a first aggregate and the brain pricing the topology with measured costs",
+            lambda: f"(costs: {_dry_run_costs(cluster, name)})",
+        )
+        wait_until(
+            lambda: not _trigger_stale(cluster, name),
+            machine_timeout(30),
+            "the trigger to watch the fresh aggregate (its checks run every 2 s)",
+            lambda: f"(trigger: {_trigger_stale(cluster, name)!r})",
+        )
+        last_ms = probe.look(lambda s: s.read_aggregate(topology_id))["computed_at_ms"]
+        aggregation.stop(aggregator, signal.SIGKILL)
+        killed, killed_ms = time.monotonic(), int(time.time() * 1000)
+        note = (
+            f" (last aggregate {(killed_ms - last_ms) / 1000:.1f} s old at the kill, "
+            f"{MAX_AGE_KEY} = {max_age})"
+        )
+
+        costs = wait_until(
+            lambda: (c := _dry_run_costs(cluster, name)).startswith("declared (stale") and c,
+            max_age + machine_timeout(90),
+            "the brain to price the topology on declared costs (stale aggregate)",
+            lambda: f"(costs: {_dry_run_costs(cluster, name)})",
+        )
+        _report(
+            "aggregation killed",
+            "brain plans on declared costs (stale)",
+            time.monotonic() - killed,
+            note,
+        )
+        print(f"aggregation killed: the brain plans on {costs}")
+        assert f"s old > {MAX_AGE_KEY} = {max_age})" in costs, costs
+        ignored = wait_until(
+            lambda: _trigger_stale(cluster, name),
+            machine_timeout(60),
+            "the trigger state to name the stale aggregate",
+        )
+        _report(
+            "aggregation killed",
+            "trigger ignores the stale aggregate",
+            time.monotonic() - killed,
+            note,
+        )
+        assert ignored.startswith("stale: ") and f"> {MAX_AGE_KEY} = {max_age}" in ignored, ignored
+
+        # a placement made now (Storm's rebalance) is planned on declared costs and says why
+        rebalanced_ms = int(time.time() * 1000)
+        cluster.nimbus.rebalance(name, 0)
+        plans = wait_until(
+            lambda: _plans(cluster, topology_id, rebalanced_ms),
+            machine_timeout(120),
+            f"the brain to place {name} again after `storm rebalance`",
+        )
+        assert "costs: declared (stale: " in plans[-1]["reason"], plans[-1]["reason"]
+        status = wait_until(
+            lambda: "costs: declared (stale: " in (st := _status(cluster, name)) and st,
+            machine_timeout(60),
+            "Storm's status of the topology to say it was planned on declared costs",
+            lambda: f"(status: {_status(cluster, name)!r})",
+        )
+        print(f"aggregation killed: Storm's status says {status!r}")
+        # several trigger checks (every 2 s) on the stale aggregate: no reconfiguration
+        _wait_rounds(cluster, 2, "trigger checks on the stale aggregate")
+        assert _trigger_stale(cluster, name).startswith("stale: ")
+        assert History(cluster.brain_state_dir).entries(name) == [], "the trigger fired"
+        wait_until(
+            lambda: cluster.nimbus.status(name) == "ACTIVE", machine_timeout(60), f"{name} active"
+        )
+
+        # recovery: the aggregation started again brings measured costs back
+        aggregator = aggregation.start_periodic(cluster, "stale")
+        restarted = time.monotonic()
+        wait_until(
+            lambda: (
+                _dry_run_costs(cluster, name).startswith("measured")
+                and not _trigger_stale(cluster, name)
+            ),
+            machine_timeout(300),
+            "measured costs again and the trigger watching the aggregate again",
+            lambda: (
+                f"(costs: {_dry_run_costs(cluster, name)}, "
+                f"trigger: {_trigger_stale(cluster, name)!r})"
+            ),
+        )
+        _report(
+            "aggregation restarted",
+            "brain plans on measured costs again",
+            time.monotonic() - restarted,
+        )
+        acked = _acked(cluster, name)
+        wait_until(
+            lambda: _acked(cluster, name) > acked,
+            machine_timeout(90),
+            f"{name}'s acked count to grow",
+        )
+    finally:
+        aggregation.stop(aggregator)
+        cluster.kill(name)
+        cluster.start_brain()
 
 
 def test_slow_brain_falls_back_once_and_the_next_rounds_use_the_brain(faults, tmp_path):

@@ -24,15 +24,18 @@ import pytest
 
 from scheduler_py import cli as top_cli
 from scheduler_py.devtools.storm_daemon import start_daemon
+from scheduler_py.monitoring.records import parse_window
 from scheduler_py.monitoring.zk import MonitorStore, connect
+from tests.cluster import aggregation
+from tests.cluster.aggregation import ROOT
 from tests.cluster.waiting import wait_until as _wait
 
 pytestmark = pytest.mark.cluster
 
 NAME = "wc-monitor"
-ROOT = "/scheduler-py"
 WINDOW_SECS = 5
-SLIDING = "30s"
+SLIDING_S = 30
+SLIDING = f"{SLIDING_S}s"
 MONITOR_OPTIONS = (
     'topology.auto.task.hooks=["io.schedulerpy.storm.monitor.TrafficHook"]',
     "topology.multilang.log.handler=io.schedulerpy.storm.monitor.MonitorShellLogHandler",
@@ -48,30 +51,15 @@ ACK_EDGES = {
 }
 
 
-def _zk(cluster) -> str:
-    return f"{cluster.env['STORM_ZK_HOST']}:{cluster.env['STORM_ZK_PORT']}"
-
-
 def _aggregate(cluster, capsys) -> dict:
     code = top_cli.main(
-        [
-            "aggregate",
-            "--once",
-            "--master",
-            "local[2]",
-            "--zookeeper",
-            _zk(cluster),
-            "--root",
-            ROOT,
-            "--nimbus",
-            cluster.env["STORM_NIMBUS"],
-            "--window",
-            SLIDING,
-            "--nice",  # in-process: keep the test process's (and its children's) priority
-            "0",
-            "--cpu-weight",
-            "0",
-        ]
+        aggregation.aggregate_args(
+            cluster,
+            window=SLIDING,
+            master="local[2]",
+            # in-process: keep the test process's (and its children's) priority
+            extra=("--nice", "0", "--cpu-weight", "0"),
+        )
     )
     out = capsys.readouterr().out
     assert code == 0, out
@@ -100,7 +88,7 @@ def _brain_with_zookeeper(cluster) -> None:
         "--plan-log",
         str(cluster.plan_log),
         "--zookeeper",
-        _zk(cluster),
+        aggregation.zookeeper(cluster),
         "--monitor-root",
         ROOT,
     )
@@ -116,7 +104,7 @@ def monitored(cluster):
         "deploy/install-storm.sh"
     )
     _brain_with_zookeeper(cluster)
-    client = connect(_zk(cluster))
+    client = connect(aggregation.zookeeper(cluster))
     store = MonitorStore(client, ROOT)
     try:
         topology_id = cluster.submit(
@@ -235,6 +223,19 @@ def _start_supervisor(cluster, index: int) -> None:
     )
 
 
+def _victim_windows_left(store, topology_id, victim: str, ports: set[int], killed_ms: int) -> bool:
+    """The newest window of the killed supervisor's workers (the latest one it could have
+    published, one window after the kill, when ZooKeeper keeps none) ended more than the
+    sliding window (plus a second) ago."""
+    ends = []
+    for raw in store.load_windows(topology_id):
+        record = parse_window(raw.data)
+        if record.host == victim and record.port in ports:
+            ends.append(record.window_end_ms)
+    newest = max(ends, default=killed_ms + WINDOW_SECS * 1000)
+    return time.time() * 1000 > newest + SLIDING_S * 1000 + 1000
+
+
 def _plans_since(cluster, topology_id: str, since_ms: int) -> list[dict]:
     if not cluster.plan_log.exists():
         return []
@@ -261,7 +262,12 @@ def test_killed_supervisor_is_missing_and_the_brain_replans_with_measured_costs(
     _kill_supervisor(cluster, index)
     try:
         # the victim's last window leaves the 30 s sliding window
-        time.sleep(35)
+        _wait(
+            lambda: _victim_windows_left(store, topology_id, victim, victim_ports, killed_ms),
+            120,
+            f"the newest window of {victim}'s workers (in ZooKeeper) to be more than the "
+            f"{SLIDING} sliding window old",
+        )
         out = _aggregate(cluster, capsys)
         doc = store.read_aggregate(topology_id)
         missing = {(m["host"], m["port"]) for m in doc["missing"]}

@@ -12,8 +12,9 @@ the previous one left; the module fixture owns the topology):
    (``rebalance`` with wait 0, issue 17; Nimbus logs its DO_REBALANCE), not at its timer, only the
    workers whose executors change restart, the measured inter-worker traffic drops and the
    history records that measured gain; nothing more happens over the next aggregates;
-4. an operator ``replan`` is interrupted by killing the brain mid-drain: the restarted brain
-   resumes the topology and the history says completed or rolled back;
+4. an operator ``replan`` is interrupted by killing the brain (SIGKILL) while it is draining,
+   applying and resuming (one test per step): the restarted brain resumes the topology, the
+   history says completed or rolled back, and no message id is left unacked;
 5. every message id the spout ever emitted was acked (its ledger on disk proves it).
 
 The worker monitor is enabled per topology (as in test_monitoring.py); the test runs
@@ -22,12 +23,9 @@ The worker monitor is enabled per topology (as in test_monitoring.py); the test 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -36,19 +34,15 @@ import pytest
 from scheduler_py.devtools.ledger import read_ledgers
 from scheduler_py.monitoring.zk import MonitorStore, connect
 from scheduler_py.reconfig.history import TERMINAL, History
-from tests.cluster.waiting import wait_until
+from tests.cluster import aggregation
+from tests.cluster.aggregation import ROOT, SCHEDULER_PY
+from tests.cluster.waiting import machine_timeout, wait_until
 
 pytestmark = pytest.mark.cluster
 
 NAME = "wc-reconfig"
-ROOT = "/scheduler-py"
 HEAVY = {"interval_ms": 200, "split_cpu_ms": 80}
 LIGHT = {"interval_ms": 200, "split_cpu_ms": 0}
-SCHEDULER_PY = str(Path(sys.executable).with_name("scheduler-py"))
-
-
-def _zk(cluster) -> str:
-    return f"{cluster.env['STORM_ZK_HOST']}:{cluster.env['STORM_ZK_PORT']}"
 
 
 def _write_control(path: Path, values: dict) -> None:
@@ -95,7 +89,7 @@ class Story:
                 last = doc
             return len(seen) > count
 
-        wait_until(more, timeout, f"{count} new aggregates")
+        wait_until(more, machine_timeout(timeout), f"{count} new aggregates")
         return last
 
     def interworker_share(self, doc: dict) -> float:
@@ -128,28 +122,8 @@ def story(cluster, tmp_path_factory):
     control, ledger = work / "control.json", work / "ledger"
     _write_control(control, HEAVY)
     cluster.start_brain(*cluster.brain_command("--reconfig-check-secs", "2"))
-    aggregator = subprocess.Popen(
-        [
-            SCHEDULER_PY,
-            "aggregate",
-            "--every",
-            "5s",
-            "--window",
-            "20s",
-            "--master",
-            "local[1]",
-            "--zookeeper",
-            _zk(cluster),
-            "--nimbus",
-            cluster.env["STORM_NIMBUS"],
-            "--log-file",
-            str(cluster.directory / "logs" / "aggregate-reconfig.log"),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    client = connect(_zk(cluster))
+    aggregator = aggregation.start_periodic(cluster, "reconfig")
+    client = connect(aggregation.zookeeper(cluster))
 
     def three_free_supervisors():
         supervisors = cluster.nimbus.cluster_summary()["supervisors"]
@@ -161,7 +135,11 @@ def story(cluster, tmp_path_factory):
         )
 
     # an earlier test may have restarted a supervisor: `even` must see all three
-    wait_until(three_free_supervisors, 240, "three supervisors with a free slot, up for 40 s")
+    wait_until(
+        three_free_supervisors,
+        machine_timeout(240),
+        "three supervisors with a free slot, up for 40 s",
+    )
     try:
         topology_id = cluster.submit(
             NAME,
@@ -187,9 +165,7 @@ def story(cluster, tmp_path_factory):
         )
         yield Story(cluster, MonitorStore(client, ROOT), topology_id, control, ledger)
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(aggregator.pid, signal.SIGTERM)
-        aggregator.wait(timeout=60)
+        aggregation.stop(aggregator)
         client.stop()
         client.close()
         cluster.kill(NAME)
@@ -231,7 +207,9 @@ def test_load_drop_triggers_one_reconfiguration_that_cuts_interworker_traffic(st
         entries = story.entries()
         return entries and entries[-1].get("state") in TERMINAL and entries
 
-    entries = wait_until(finished, 300, "a reconfiguration decision", lambda: story.entries())
+    entries = wait_until(
+        finished, machine_timeout(300), "a reconfiguration decision", lambda: story.entries()
+    )
     completed = [e for e in entries if e["state"] == "completed"]
     assert len(completed) == 1 and completed[0]["trigger"] == "change", entries
     entry = completed[0]
@@ -261,7 +239,9 @@ def test_load_drop_triggers_one_reconfiguration_that_cuts_interworker_traffic(st
         doc = story.aggregate()
         return doc if doc and doc["window_start_ms"] > resumed_ms + 5000 else None
 
-    doc = wait_until(after_resume, 180, "an aggregate measured after the reconfiguration")
+    doc = wait_until(
+        after_resume, machine_timeout(180), "an aggregate measured after the reconfiguration"
+    )
     share = story.interworker_share(doc)
     assert share < story.traffic_before / 2, (share, story.traffic_before)
     # no oscillation: the new placement holds, nothing else is re-planned
@@ -269,7 +249,9 @@ def test_load_drop_triggers_one_reconfiguration_that_cuts_interworker_traffic(st
     assert [e["state"] for e in story.entries()] == ["completed"], story.entries()
     assert story.placement() == after
     measured = wait_until(
-        lambda: story.entries()[0].get("measured"), 120, "the measured gain in the history"
+        lambda: story.entries()[0].get("measured"),
+        machine_timeout(120),
+        "the measured gain in the history",
     )
     assert measured["gain"] > 0 and not measured["negative"], measured
     history = story.run("history", NAME)
@@ -277,58 +259,133 @@ def test_load_drop_triggers_one_reconfiguration_that_cuts_interworker_traffic(st
     assert "measured inter-worker" in history.stdout, history.stdout
 
 
-def test_brain_killed_mid_drain_resumes_the_topology(story):
+KILL_STEPS = ("draining", "applying", "resuming")
+ALGORITHMS = ("even", "tdls", "td")
+
+
+def _replan(story) -> str:
+    """Start an operator replan with the first algorithm whose plan differs from the running
+    placement; return its reconfiguration id."""
+    for algorithm in ALGORITHMS:
+        result = story.run("replan", NAME, "--algorithm", algorithm, "--no-wait")
+        assert result.returncode == 0, f"replan failed:\n{result.stdout}\n{result.stderr}"
+        if "started (drain-out" in result.stdout:
+            return result.stdout.split("reconfiguration ")[-1].split()[0]
+    raise AssertionError(f"no algorithm of {ALGORITHMS} changes the running placement")
+
+
+def _entry(story, entry_id: str) -> dict:
+    return next((e for e in story.entries() if e["id"] == entry_id), {})
+
+
+def _kill_brain_at(story, step: str) -> tuple[str, dict, float]:
+    """Start a replan and SIGKILL the brain once the journal says ``step``; start the brain
+    again and return (the step the journal was in at the kill, the settled entry, the time
+    of the kill)."""
     cluster = story.cluster
-    count = len(story.entries())
-    # the drain takes under a second now: hold it open (drain.min.secs) so that the brain
-    # can be killed while it lasts
-    cluster.start_brain(
-        *cluster.brain_command("--reconfig-check-secs", "2", "--reconfig", "drain.min.secs=30")
-    )
-
-    def replan_accepted():
-        result = story.run("replan", NAME, "--algorithm", "even", "--no-wait")
-        return result.returncode == 0 and result
-
-    wait_until(replan_accepted, 120, "the restarted brain to accept a replan (after a round)")
-
-    def draining():
-        entries = story.entries()
-        return len(entries) > count and entries[-1].get("state") == "draining"
-
-    wait_until(draining, 60, "the drain to start", lambda: story.entries()[-1:])
-    assert cluster.nimbus.status(NAME) == "INACTIVE"
-    cluster.start_brain(*cluster.brain_command("--reconfig-check-secs", "2"), kill=True)
+    hold = ("--reconfig", "drain.min.secs=30") if step == "draining" else ()
+    cluster.start_brain(*cluster.brain_command("--reconfig-check-secs", "2", *hold))
+    # the restarted brain accepts a replan after its first round
+    entry_id = wait_until(lambda: _try(lambda: _replan(story)), 120, "the brain to accept a replan")
+    deadline = time.monotonic() + 120
+    while (state := _entry(story, entry_id).get("state")) != step and state not in TERMINAL:
+        assert time.monotonic() < deadline, f"the reconfiguration never reached {step}: {state}"
+        time.sleep(0.02)
+    cluster.kill_brain()
+    killed_at = time.time()
+    killed_in = _entry(story, entry_id).get("state")  # the journal is final now
+    cluster.start_brain(*cluster.brain_command("--reconfig-check-secs", "2"))
 
     def settled():
-        entry = story.entries()[-1]
+        entry = _entry(story, entry_id)
         return entry.get("state") in TERMINAL and entry
 
-    entry = wait_until(settled, 120, "the restarted brain to settle the reconfiguration")
+    entry = wait_until(settled, 180, "the restarted brain to settle the reconfiguration")
+    return killed_in, entry, killed_at
+
+
+def _try(call):
+    try:
+        return call()
+    except AssertionError:
+        return None
+
+
+def _no_tuple_lost(story):
+    """Deactivate, wait until every message id the spout emitted is acked (its ledger),
+    activate; return the ledger's summary."""
+    cluster = story.cluster
+    cluster.nimbus.deactivate(NAME)
+    try:
+
+        def all_acked():
+            summary = read_ledgers(story.ledger)
+            return summary.emitted > 0 and not summary.unacked and summary
+
+        return wait_until(
+            all_acked,
+            120,
+            "every emitted message id to be acked",
+            lambda: read_ledgers(story.ledger),
+        )
+    finally:
+        cluster.nimbus.activate(NAME)
+
+
+@pytest.mark.parametrize("step", KILL_STEPS)
+def test_brain_killed_at_each_step_resumes_the_topology(story, step):
+    """The brain SIGKILLed while a reconfiguration is in ``step`` and started again (as
+    deploy/cluster-up.sh starts it): the restarted brain finishes the journal entry
+    (``scheduler_py/reconfig/recovery.py``): completed or rolled back, the reason names the
+    restart, the topology is ACTIVE and acks, and no message id is left unacked.
+
+    How the step is hit: the test polls the journal (``<state dir>/history``) every 20 ms and
+    kills the brain as soon as the entry's last event is ``step``:
+
+    * ``draining`` lasts under a second: the brain runs with ``--reconfig
+      drain.min.secs=30``, which holds the drain open that long;
+    * ``applying`` is journaled before the plan is armed and the ``rebalance`` issued, and
+      lasts until Nimbus's assignment shows the plan and then either the old spout workers
+      are gone (early resume) or the restarted workers publish live counters: seconds;
+    * ``resuming`` is journaled before ``activate`` when every worker of the plan restarts
+      (early resume) and lasts until they publish: seconds; otherwise a few milliseconds.
+
+    The journal, final once the brain is dead, must end in ``step``; when the entry got past
+    it before the SIGKILL landed (printed), the test tries again with a new replan (at most
+    3 attempts)."""
+    cluster = story.cluster
+    attempts = []
+    for _ in range(3):
+        killed_in, entry, killed_at = _kill_brain_at(story, step)
+        attempts.append(killed_in)
+        if killed_in == step:
+            break
+        print(f"brain kill aimed at {step!r} landed in {killed_in!r}: trying again")
+    assert attempts[-1] == step, f"no kill landed in {step!r}: {attempts}"
     assert entry["state"] in ("completed", "rolled_back"), entry
-    assert "brain restarted" in entry["reason"], entry
+    assert f"brain restarted during '{step}'" in entry["reason"], entry
+    settled = entry["updated"] - killed_at
     wait_until(lambda: cluster.nimbus.status(NAME) == "ACTIVE", 60, "the topology to resume")
     acked = cluster.nimbus.topology_state(NAME).acked
     wait_until(
         lambda: cluster.nimbus.topology_state(NAME).acked > acked, 120, "tuples to flow again"
     )
+    flowing = time.time() - killed_at
+    summary = _no_tuple_lost(story)
+    print(
+        f"recovery: brain killed while {step} → {entry['state']} (history) {settled:.1f} s "
+        f"after the kill, ACTIVE and acking {flowing:.1f} s after it ({len(attempts)} "
+        f"attempt(s)); ledger: {summary.emitted} emitted, {summary.acked} acked, "
+        f"{summary.replays} replays"
+    )
+    assert summary.acked == summary.emitted
 
 
 def test_no_tuple_was_lost(story):
-    cluster = story.cluster
-    cluster.nimbus.deactivate(NAME)
-
-    def all_acked():
-        summary = read_ledgers(story.ledger)
-        return summary.emitted > 0 and not summary.unacked and summary
-
-    summary = wait_until(
-        all_acked, 120, "every emitted message id to be acked", lambda: read_ledgers(story.ledger)
-    )
+    summary = _no_tuple_lost(story)
     print(
         f"ledger: {summary.emitted} message ids emitted, {summary.acked} acked, "
         f"{summary.failed} fails, {summary.replays} replays, over {len(summary.files)} spout "
         "process(es)"
     )
     assert summary.acked == summary.emitted
-    cluster.nimbus.activate(NAME)
