@@ -41,6 +41,7 @@ from scheduler_py.reconfig.history import TERMINAL, History
 from scheduler_py.service.client import call_brain
 from tests.cluster import aggregation
 from tests.cluster.aggregation import ROOT, SCHEDULER_PY
+from tests.cluster.operations import LIVE_COUNTERS, plans_since
 from tests.cluster.waiting import machine_timeout, wait_until
 
 pytestmark = pytest.mark.cluster
@@ -48,9 +49,7 @@ pytestmark = pytest.mark.cluster
 ROUND_SECS = 5  # nimbus.monitor.freq.secs of the test cluster (deploy/cluster-up.sh)
 SHIM_TIMEOUT_S = 5  # scheduler.brain.timeout.ms of the test cluster (deploy/cluster-up.sh)
 MONITOR_OPTIONS = (
-    'topology.auto.task.hooks=["io.schedulerpy.storm.monitor.TrafficHook"]',
-    "topology.multilang.log.handler=io.schedulerpy.storm.monitor.MonitorShellLogHandler",
-    "scheduler.monitor.window.secs=5",
+    *LIVE_COUNTERS,
     "scheduler.monitor.zk.root=" + ROOT,
 )
 BRAIN_STATUS = "Scheduled by scheduler-py brain"
@@ -109,19 +108,6 @@ def _acked(cluster, name: str) -> int:
 def _placement(cluster, name: str) -> frozenset[tuple[int, int, str, int]]:
     runs = _nimbus_answers(cluster, lambda: cluster.nimbus.executor_runs(name)) or []
     return frozenset((r.task_start, r.task_end, r.host, r.port) for r in runs)
-
-
-def _plans(cluster, topology_id: str, since_ms: int, decision: str = "PLACE") -> list[dict]:
-    if not cluster.plan_log.exists():
-        return []
-    entries = (json.loads(line) for line in cluster.plan_log.read_text().splitlines() if line)
-    return [
-        e
-        for e in entries
-        if e.get("topology_id") == topology_id
-        and e.get("decision") == decision
-        and e.get("timestamp_ms", 0) >= since_ms
-    ]
 
 
 def _placed_by_brain(cluster, name: str) -> bool:
@@ -203,7 +189,9 @@ def test_nimbus_restart_keeps_the_placement_and_the_brain_and_controller_carry_o
         # a few rounds of the new Nimbus: the topology is kept where it ran, not re-placed
         _wait_rounds(cluster, 3, "after the Nimbus restart")
         assert _placement(cluster, name) == before, "the running topology was re-placed"
-        assert _plans(cluster, topology_id, killed_ms) == [], "the brain re-planned it"
+        assert plans_since(cluster, topology_id, killed_ms, "PLACE") == [], (
+            "the brain re-planned it"
+        )
         status = _status(cluster, name)
         assert not status.startswith(FALLBACK_STATUS), status
         acked = _acked(cluster, name)
@@ -459,7 +447,7 @@ def test_aggregation_killed_its_stale_aggregate_gives_declared_costs_and_no_trig
         rebalanced_ms = int(time.time() * 1000)
         cluster.nimbus.rebalance(name, 0)
         plans = wait_until(
-            lambda: _plans(cluster, topology_id, rebalanced_ms),
+            lambda: plans_since(cluster, topology_id, rebalanced_ms, "PLACE"),
             machine_timeout(120),
             f"the brain to place {name} again after `storm rebalance`",
         )
@@ -561,7 +549,9 @@ def test_slow_brain_falls_back_once_and_the_next_rounds_use_the_brain(faults, tm
         assert _placement(cluster, name) == first, "the topology was placed again"
         assert _assignments_logged(cluster, topology_id) == 1, "Nimbus assigned it twice"
         # the late rounds' plans were never applied: the brain does not claim them
-        assert _plans(cluster, topology_id, 0) == [], "the plan log claims a late round's plan"
+        assert plans_since(cluster, topology_id, 0, "PLACE") == [], (
+            "the plan log claims a late round's plan"
+        )
 
         cluster.submit(later, "topology.workers=1", "scheduler.brain.algorithm=td")
         assert _status(cluster, later).startswith(BRAIN_STATUS), _status(cluster, later)

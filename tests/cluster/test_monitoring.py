@@ -10,10 +10,6 @@ Contract: ``docs/monitoring-format.md``.
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import signal
 import sys
 import time
 import zipfile
@@ -23,23 +19,28 @@ from pathlib import Path
 import pytest
 
 from scheduler_py import cli as top_cli
-from scheduler_py.devtools.storm_daemon import start_daemon
 from scheduler_py.monitoring.records import parse_window
 from scheduler_py.monitoring.zk import MonitorStore, connect
 from tests.cluster import aggregation
 from tests.cluster.aggregation import ROOT
+from tests.cluster.operations import (
+    LIVE_COUNTERS,
+    MONITOR_WINDOW_SECS,
+    kill_supervisor,
+    plans_since,
+    start_supervisor,
+    supervisor_index,
+)
 from tests.cluster.waiting import wait_until as _wait
 
 pytestmark = pytest.mark.cluster
 
 NAME = "wc-monitor"
-WINDOW_SECS = 5
+WINDOW_SECS = MONITOR_WINDOW_SECS
 SLIDING_S = 30
 SLIDING = f"{SLIDING_S}s"
 MONITOR_OPTIONS = (
-    'topology.auto.task.hooks=["io.schedulerpy.storm.monitor.TrafficHook"]',
-    "topology.multilang.log.handler=io.schedulerpy.storm.monitor.MonitorShellLogHandler",
-    f"scheduler.monitor.window.secs={WINDOW_SECS}",
+    *LIVE_COUNTERS,
     "scheduler.monitor.zk.root=" + ROOT,
 )
 USER_EDGES = {("sentences", "split"), ("split", "count")}
@@ -195,34 +196,6 @@ def test_windows_aggregate_to_the_topology_graph(monitored, capsys):
     )
 
 
-def _supervisor_index(host: str) -> int:
-    return int(host.rsplit(".", 1)[1])  # 127.0.0.i runs supervisor-i (deploy/cluster-common.sh)
-
-
-def _kill_supervisor(cluster, index: int) -> None:
-    """Kill supervisor-i with its workers and Python subprocesses (its process group)."""
-    pidfile = cluster.directory / "run" / f"supervisor-{index}.pid"
-    pid = int(pidfile.read_text().strip())
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-def _start_supervisor(cluster, index: int) -> None:
-    """Start supervisor-i again as deploy/cluster-up.sh does (same conf, state and logs)."""
-    venv = cluster.env["VENV"]
-    start_daemon(
-        cluster.directory,
-        cluster.env,
-        "supervisor",
-        f"supervisor-{index}",
-        {
-            "STORM_SUPERVISOR_LOG_FILE": f"supervisor-{index}.log",
-            "PATH": f"{venv}/bin:{os.environ.get('PATH', '')}",
-            "VIRTUAL_ENV": venv,
-        },
-    )
-
-
 def _victim_windows_left(store, topology_id, victim: str, ports: set[int], killed_ms: int) -> bool:
     """The newest window of the killed supervisor's workers (the latest one it could have
     published, one window after the kill, when ZooKeeper keeps none) ended more than the
@@ -236,30 +209,19 @@ def _victim_windows_left(store, topology_id, victim: str, ports: set[int], kille
     return time.time() * 1000 > newest + SLIDING_S * 1000 + 1000
 
 
-def _plans_since(cluster, topology_id: str, since_ms: int) -> list[dict]:
-    if not cluster.plan_log.exists():
-        return []
-    entries = []
-    for line in cluster.plan_log.read_text().splitlines():
-        entry = json.loads(line)
-        if entry.get("topology_id") == topology_id and entry.get("timestamp_ms", 0) >= since_ms:
-            entries.append(entry)
-    return entries
-
-
 def test_killed_supervisor_is_missing_and_the_brain_replans_with_measured_costs(monitored, capsys):
     cluster, store, topology_id = monitored
     runs = cluster.nimbus.executor_runs(NAME)
     hosts = sorted({r.host for r in runs})
     assert len(hosts) >= 2
-    victim = max(hosts, key=_supervisor_index)
-    index = _supervisor_index(victim)
+    victim = max(hosts, key=supervisor_index)
+    index = supervisor_index(victim)
     victim_ports = {r.port for r in runs if r.host == victim}
     # a fresh aggregate for the brain to find when Nimbus re-plans the lost executors
     _aggregate(cluster, capsys)
     assert store.read_aggregate(topology_id)["missing"] == []
     killed_ms = int(time.time() * 1000)
-    _kill_supervisor(cluster, index)
+    kill_supervisor(cluster, index)
     try:
         # the victim's last window leaves the 30 s sliding window
         _wait(
@@ -280,13 +242,13 @@ def test_killed_supervisor_is_missing_and_the_brain_replans_with_measured_costs(
         # lost executors, priced with the measured costs
         def replanned():
             return [
-                e for e in _plans_since(cluster, topology_id, killed_ms) if e["decision"] == "PLACE"
+                e for e in plans_since(cluster, topology_id, killed_ms) if e["decision"] == "PLACE"
             ]
 
         entries = _wait(replanned, 240, "the brain to re-place the lost executors")
         assert "costs: measured (" in entries[-1]["reason"], entries[-1]["reason"]
     finally:
-        _start_supervisor(cluster, index)
+        start_supervisor(cluster, index)
         _wait(
             lambda: len(cluster.nimbus.cluster_summary()["supervisors"]) == 3,
             120,

@@ -36,6 +36,7 @@ from scheduler_py.monitoring.zk import MonitorStore, connect
 from scheduler_py.reconfig.history import TERMINAL, History
 from tests.cluster import aggregation
 from tests.cluster.aggregation import ROOT, SCHEDULER_PY
+from tests.cluster.operations import LIVE_COUNTERS, wait_for_free_supervisors, wordcount_files
 from tests.cluster.waiting import machine_timeout, wait_until
 
 pytestmark = pytest.mark.cluster
@@ -125,21 +126,7 @@ def story(cluster, tmp_path_factory):
     aggregator = aggregation.start_periodic(cluster, "reconfig")
     client = connect(aggregation.zookeeper(cluster))
 
-    def three_free_supervisors():
-        supervisors = cluster.nimbus.cluster_summary()["supervisors"]
-        # a supervisor that was down is blacklisted by Nimbus for 30 s
-        # (blacklist.scheduler.resume.time.secs in deploy/storm.yaml.template)
-        return (
-            sum(1 for s in supervisors if s["slots"] > s["used_slots"] and s["uptime_secs"] > 40)
-            >= 3
-        )
-
-    # an earlier test may have restarted a supervisor: `even` must see all three
-    wait_until(
-        three_free_supervisors,
-        machine_timeout(240),
-        "three supervisors with a free slot, up for 40 s",
-    )
+    wait_for_free_supervisors(cluster)  # an earlier test may have restarted one
     try:
         topology_id = cluster.submit(
             NAME,
@@ -156,11 +143,8 @@ def story(cluster, tmp_path_factory):
             # the story is the change trigger: no one-off re-plan on the first measurements
             "scheduler.reconfig.replan.on.measured=false",
             "scheduler.reconfig.cooldown.secs=40",
-            'topology.auto.task.hooks=["io.schedulerpy.storm.monitor.TrafficHook"]',
-            "topology.multilang.log.handler=io.schedulerpy.storm.monitor.MonitorShellLogHandler",
-            "scheduler.monitor.window.secs=5",
-            f"wordcount.control.file={control}",
-            f"wordcount.ledger.dir={ledger}",
+            *LIVE_COUNTERS,
+            *wordcount_files(control, ledger),
             wait_acked=20,
         )
         yield Story(cluster, MonitorStore(client, ROOT), topology_id, control, ledger)

@@ -26,6 +26,7 @@ import pytest
 
 from scheduler_py.devtools.ledger import read_ledgers
 from scheduler_py.reconfig.history import TERMINAL, History
+from tests.cluster.operations import LIVE_COUNTERS, wait_for_free_supervisors, wordcount_files
 from tests.cluster.waiting import machine_timeout, wait_until
 
 pytestmark = pytest.mark.cluster
@@ -77,20 +78,7 @@ def soak(cluster, tmp_path_factory):
     _write_control(control, RATES_MS[0])
     cluster.start_brain(*cluster.brain_command("--reconfig-check-secs", "2"))
 
-    def three_free_supervisors():
-        supervisors = cluster.nimbus.cluster_summary()["supervisors"]
-        # a supervisor that was down is blacklisted by Nimbus for 30 s
-        # (blacklist.scheduler.resume.time.secs in deploy/storm.yaml.template)
-        return (
-            sum(1 for s in supervisors if s["slots"] > s["used_slots"] and s["uptime_secs"] > 40)
-            >= 3
-        )
-
-    wait_until(
-        three_free_supervisors,
-        machine_timeout(240),
-        "three supervisors with a free slot, up for 40 s",
-    )
+    wait_for_free_supervisors(cluster)  # an earlier test may have restarted one
     try:
         cluster.submit(
             NAME,
@@ -104,13 +92,9 @@ def soak(cluster, tmp_path_factory):
             "scheduler.reconfig.replan.on.measured=false",
             # the whole plan in one reconfiguration (no staging)
             "scheduler.reconfig.max.restart.share=1.0",
-            # the live counters the drain observes (deploy/monitor.yaml turns them on
-            # cluster-wide; explicit here, as test_reconfiguration.py does)
-            'topology.auto.task.hooks=["io.schedulerpy.storm.monitor.TrafficHook"]',
-            "topology.multilang.log.handler=io.schedulerpy.storm.monitor.MonitorShellLogHandler",
-            "scheduler.monitor.window.secs=5",
-            f"wordcount.control.file={control}",
-            f"wordcount.ledger.dir={ledger}",
+            # the live counters the drain observes
+            *LIVE_COUNTERS,
+            *wordcount_files(control, ledger),
             wait_acked=20,
         )
         yield cluster, control, ledger

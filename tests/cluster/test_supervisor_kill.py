@@ -28,7 +28,14 @@ import pytest
 
 from scheduler_py.devtools.ledger import read_ledgers
 from scheduler_py.service.client import call_brain
-from tests.cluster.test_monitoring import _kill_supervisor, _start_supervisor, _supervisor_index
+from tests.cluster.operations import (
+    kill_supervisor,
+    plans_since,
+    start_supervisor,
+    supervisor_index,
+    wait_for_free_supervisors,
+    wordcount_files,
+)
 from tests.cluster.waiting import machine_timeout, wait_until
 
 pytestmark = pytest.mark.cluster
@@ -42,19 +49,6 @@ EXECUTORS = 2 + 3 + 3 + 3  # 2 spouts, 3 split, 3 count, 3 ackers
 
 def _brain_status(cluster) -> dict:
     return json.loads(call_brain(f"127.0.0.1:{cluster.brain_port}", "status", timeout_ms=10_000))
-
-
-def _plans_since(cluster, topology_id: str, since_ms: int) -> list[dict]:
-    if not cluster.plan_log.exists():
-        return []
-    entries = (json.loads(line) for line in cluster.plan_log.read_text().splitlines() if line)
-    return [
-        e
-        for e in entries
-        if e.get("topology_id") == topology_id
-        and e.get("decision") == "PLACE"
-        and e.get("timestamp_ms", 0) >= since_ms
-    ]
 
 
 def _ledger_pid(name: str) -> int:
@@ -76,20 +70,7 @@ def loaded(cluster, tmp_path):
     control.write_text(json.dumps({"interval_ms": 20}))
     cluster.start_brain()
 
-    def three_free_supervisors():
-        supervisors = cluster.nimbus.cluster_summary()["supervisors"]
-        # a supervisor that was down is blacklisted by Nimbus for 30 s
-        # (blacklist.scheduler.resume.time.secs in deploy/storm.yaml.template)
-        return (
-            sum(1 for s in supervisors if s["slots"] > s["used_slots"] and s["uptime_secs"] > 40)
-            >= 3
-        )
-
-    wait_until(
-        three_free_supervisors,
-        machine_timeout(240),
-        "three supervisors with a free slot, up for 40 s",
-    )
+    wait_for_free_supervisors(cluster)  # an earlier test may have restarted one
     try:
         topology_id = cluster.submit(
             NAME,
@@ -100,8 +81,7 @@ def loaded(cluster, tmp_path):
             # the brain places it; the reconfiguration controller leaves it alone
             "scheduler.reconfig.enabled=false",
             "scheduler.reconfig.replan.on.measured=false",
-            f"wordcount.control.file={control}",
-            f"wordcount.ledger.dir={ledger}",
+            *wordcount_files(control, ledger),
             wait_acked=20,
         )
         yield cluster, topology_id, ledger
@@ -121,8 +101,8 @@ def test_killed_supervisor_executors_reassigned_and_surviving_spouts_lose_nothin
     assert len(hosts) == 3, f"even should use the three supervisors: {runs}"
     spout_hosts = {r.host for r in runs if r.component == "sentences"}
     # a supervisor without a spout: every spout process survives the kill
-    victim = max(hosts - spout_hosts, key=_supervisor_index)
-    index = _supervisor_index(victim)
+    victim = max(hosts - spout_hosts, key=supervisor_index)
+    index = supervisor_index(victim)
     victim_id = {h: s for s, h in cluster.nimbus.supervisor_hosts().items()}[victim]
     lost = sorted((r.component, r.task_start) for r in runs if r.host == victim)
     acked = read_ledgers(ledger).acked
@@ -134,7 +114,7 @@ def test_killed_supervisor_executors_reassigned_and_surviving_spouts_lose_nothin
     round_at_kill = _brain_status(cluster)["round"]
     killed_ms = int(time.time() * 1000)
     killed = time.monotonic()
-    _kill_supervisor(cluster, index)
+    kill_supervisor(cluster, index)
     try:
         gone: list[tuple[int, float]] = []  # (brain round, seconds after the kill)
 
@@ -169,7 +149,7 @@ def test_killed_supervisor_executors_reassigned_and_surviving_spouts_lose_nothin
         assert status.startswith("Scheduled by scheduler-py brain"), status
 
         # the brain's first plan after the kill does not use the dead supervisor
-        plans = _plans_since(cluster, topology_id, killed_ms)
+        plans = plans_since(cluster, topology_id, killed_ms, "PLACE")
         assert plans, "no plan of the brain in its plan log since the kill"
         used = {supervisor for supervisor, _ in plans[0]["storm_placement"].values()}
         assert victim_id not in used, f"the brain planned onto the dead {victim}: {plans[0]}"
@@ -211,7 +191,7 @@ def test_killed_supervisor_executors_reassigned_and_surviving_spouts_lose_nothin
         assert not summary.unknown_ids, sorted(summary.unknown_ids)[:10]
         assert summary.duplicate_acks <= summary.replays, summary.describe()
     finally:
-        _start_supervisor(cluster, index)
+        start_supervisor(cluster, index)
         wait_until(
             lambda: len(cluster.nimbus.cluster_summary()["supervisors"]) == 3,
             machine_timeout(120),

@@ -1,0 +1,96 @@
+"""What several real-cluster tests do to and read from the cluster: the brain's plan log,
+waiting for free supervisors, killing and restarting a supervisor."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+
+from scheduler_py.devtools.storm_daemon import start_daemon
+from tests.cluster.waiting import machine_timeout, wait_until
+
+
+def plans_since(
+    cluster, topology_id: str, since_ms: int, decision: str | None = None
+) -> list[dict]:
+    """The brain's plan-log entries for ``topology_id`` from ``since_ms`` on (only those with
+    ``decision``, e.g. ``"PLACE"``, when given)."""
+    if not cluster.plan_log.exists():
+        return []
+    entries = (json.loads(line) for line in cluster.plan_log.read_text().splitlines() if line)
+    return [
+        e
+        for e in entries
+        if e.get("topology_id") == topology_id
+        and e.get("timestamp_ms", 0) >= since_ms
+        and (decision is None or e.get("decision") == decision)
+    ]
+
+
+def wait_for_free_supervisors(cluster, count: int = 3, min_uptime_s: int = 40) -> None:
+    """Wait until ``count`` supervisors have a free slot and have been up ``min_uptime_s``: an
+    earlier test may have restarted one, and Nimbus blacklists a supervisor that was down for
+    30 s (``blacklist.scheduler.resume.time.secs`` in deploy/storm.yaml.template)."""
+
+    def enough() -> bool:
+        supervisors = cluster.nimbus.cluster_summary()["supervisors"]
+        free = [
+            s
+            for s in supervisors
+            if s["slots"] > s["used_slots"] and s["uptime_secs"] > min_uptime_s
+        ]
+        return len(free) >= count
+
+    wait_until(
+        enough,
+        machine_timeout(240),
+        f"{count} supervisors with a free slot, up for {min_uptime_s} s",
+    )
+
+
+def supervisor_index(host: str) -> int:
+    """127.0.0.i runs supervisor-i (deploy/cluster-common.sh)."""
+    return int(host.rsplit(".", 1)[1])
+
+
+def kill_supervisor(cluster, index: int) -> None:
+    """Kill supervisor-i with its workers and Python subprocesses (its process group)."""
+    pidfile = cluster.directory / "run" / f"supervisor-{index}.pid"
+    pid = int(pidfile.read_text().strip())
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def start_supervisor(cluster, index: int) -> None:
+    """Start supervisor-i again as deploy/cluster-up.sh does (same conf, state and logs)."""
+    venv = cluster.env["VENV"]
+    start_daemon(
+        cluster.directory,
+        cluster.env,
+        "supervisor",
+        f"supervisor-{index}",
+        {
+            "STORM_SUPERVISOR_LOG_FILE": f"supervisor-{index}.log",
+            "PATH": f"{venv}/bin:{os.environ.get('PATH', '')}",
+            "VIRTUAL_ENV": venv,
+        },
+    )
+
+
+MONITOR_WINDOW_SECS = 5
+LIVE_COUNTERS = (
+    'topology.auto.task.hooks=["io.schedulerpy.storm.monitor.TrafficHook"]',
+    "topology.multilang.log.handler=io.schedulerpy.storm.monitor.MonitorShellLogHandler",
+    f"scheduler.monitor.window.secs={MONITOR_WINDOW_SECS}",
+)
+"""Submit options for the worker monitor (windows and the live counters a drain observes).
+deploy/monitor.yaml turns it on cluster-wide; the tests name it so they do not depend on
+that."""
+
+
+def wordcount_files(control, ledger) -> tuple[str, str]:
+    """Submit options for the word-count spout's control file (its rate at run time) and its
+    message-id ledger (topologies/wordcount/src/spouts/words.py)."""
+    return f"wordcount.control.file={control}", f"wordcount.ledger.dir={ledger}"
