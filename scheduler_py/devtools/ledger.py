@@ -72,17 +72,23 @@ class LedgerSummary:
         )
 
 
-def _parse_lines(path: Path) -> tuple[list[tuple[str, str]], bool]:
-    """(kind, id) pairs of one file and whether its last line was torn (and dropped)."""
+def _parse_lines(path: Path) -> tuple[list[tuple[str, str, int | None]], bool]:
+    """``(kind, id, µs or None)`` of every line of one file, and whether its last line was
+    torn (and dropped)."""
     data = path.read_bytes()
     lines = data.split(b"\n")
     torn = lines[-1] != b""  # text after the last newline: a partial write
-    events: list[tuple[str, str]] = []
-    for number, raw in enumerate(lines[:-1], start=1):
-        text = raw.decode("utf-8", errors="replace")
-        kind, msg_id, _ = _split_line(text, path, number)
-        events.append((kind, msg_id))
+    events = [
+        _split_line(raw.decode("utf-8", errors="replace"), path, number)
+        for number, raw in enumerate(lines[:-1], start=1)
+    ]
     return events, torn
+
+
+def _ledger_files(directory: str | os.PathLike[str]) -> list[Path]:
+    """Every ``*.ledger`` file of ``directory``, sorted (none when it does not exist)."""
+    root = Path(directory)
+    return sorted(root.glob(f"*{LEDGER_SUFFIX}")) if root.is_dir() else []
 
 
 def _split_line(text: str, path: Path, number: int) -> tuple[str, str, int | None]:
@@ -103,14 +109,10 @@ def ack_latencies(directory: str | os.PathLike[str]) -> list[tuple[float, float]
     times, sorted by ack time: from the id's last emit (``E`` or replay ``R``) before its first
     ack to that ack — what Storm calls the complete latency of that try. Ids without times
     (older spouts) or without an emit in the same file are left out."""
-    root = Path(directory)
-    paths = sorted(root.glob(f"*{LEDGER_SUFFIX}")) if root.is_dir() else []
     samples: list[tuple[float, float]] = []
-    for path in paths:
+    for path in _ledger_files(directory):
         emitted_at: dict[str, int] = {}
-        lines = path.read_bytes().split(b"\n")[:-1]  # the last part is empty or torn
-        for number, raw in enumerate(lines, start=1):
-            kind, msg_id, at_us = _split_line(raw.decode("utf-8", errors="replace"), path, number)
+        for kind, msg_id, at_us in _parse_lines(path)[0]:
             if at_us is None:
                 continue
             if kind in "ER":
@@ -124,8 +126,7 @@ def ack_latencies(directory: str | os.PathLike[str]) -> list[tuple[float, float]
 
 def read_ledgers(directory: str | os.PathLike[str]) -> LedgerSummary:
     """Summarise every ``*.ledger`` file in ``directory`` (none, or no directory: all zero)."""
-    root = Path(directory)
-    paths = sorted(root.glob(f"*{LEDGER_SUFFIX}")) if root.is_dir() else []
+    paths = _ledger_files(directory)
     emitted: set[str] = set()
     ack_counts: Counter[str] = Counter()
     seen_other: set[str] = set()  # ids in R/F lines
@@ -135,7 +136,7 @@ def read_ledgers(directory: str | os.PathLike[str]) -> LedgerSummary:
         events, torn = _parse_lines(path)
         torn_lines += int(torn)
         mine = emitted_in.setdefault(path.name, [])
-        for kind, msg_id in events:
+        for kind, msg_id, _ in events:
             if kind == "E":
                 if msg_id not in emitted:
                     mine.append(msg_id)

@@ -528,8 +528,7 @@ class Controller:
         )
 
     def _supervisor_hosts(self) -> dict[str, str]:
-        with self._lock:
-            snapshot = self._snapshot
+        snapshot = self._latest(required=False)
         return snapshot.hosts if snapshot is not None else {}
 
     def _recorder(self, name: str, entry_id: str) -> Callable[..., None]:

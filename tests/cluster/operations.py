@@ -8,6 +8,7 @@ import json
 import os
 import signal
 
+from scheduler_py.devtools.placement_table import compare, latest_plan, planned_slots
 from scheduler_py.devtools.storm_daemon import start_daemon
 from tests.cluster.waiting import machine_timeout, wait_until
 
@@ -27,6 +28,14 @@ def plans_since(
         and e.get("timestamp_ms", 0) >= since_ms
         and (decision is None or e.get("decision") == decision)
     ]
+
+
+def placed_by_brain(cluster, name: str) -> bool:
+    """Nimbus runs ``name`` where the brain's last plan for it (plan log) put it."""
+    topology_id = cluster.nimbus.find_topology_id(name)
+    entry = latest_plan(cluster.plan_log, topology_id)
+    planned = planned_slots(entry, cluster.nimbus.supervisor_hosts())
+    return compare(cluster.nimbus.executor_runs(name), planned)
 
 
 def wait_for_free_supervisors(cluster, count: int = 3, min_uptime_s: int = 40) -> None:

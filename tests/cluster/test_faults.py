@@ -34,14 +34,13 @@ import time
 
 import pytest
 
-from scheduler_py.devtools.placement_table import compare, latest_plan, planned_slots
 from scheduler_py.monitoring.measured import MAX_AGE_KEY
 from scheduler_py.monitoring.zk import MonitorStore, close_quietly, connect
 from scheduler_py.reconfig.history import TERMINAL, History
 from scheduler_py.service.client import call_brain
 from tests.cluster import aggregation
 from tests.cluster.aggregation import ROOT, SCHEDULER_PY
-from tests.cluster.operations import LIVE_COUNTERS, plans_since
+from tests.cluster.operations import LIVE_COUNTERS, placed_by_brain, plans_since
 from tests.cluster.waiting import machine_timeout, wait_until
 
 pytestmark = pytest.mark.cluster
@@ -110,14 +109,6 @@ def _placement(cluster, name: str) -> frozenset[tuple[int, int, str, int]]:
     return frozenset((r.task_start, r.task_end, r.host, r.port) for r in runs)
 
 
-def _placed_by_brain(cluster, name: str) -> bool:
-    """Nimbus runs ``name`` where the brain's last plan for it (plan log) put it."""
-    topology_id = cluster.nimbus.find_topology_id(name)
-    entry = latest_plan(cluster.plan_log, topology_id)
-    planned = planned_slots(entry, cluster.nimbus.supervisor_hosts())
-    return compare(cluster.nimbus.executor_runs(name), planned)
-
-
 def _assignments_logged(cluster, topology_id: str) -> int:
     """How many times Nimbus wrote a new assignment for ``topology_id`` (nimbus.log)."""
     log = (cluster.directory / "logs" / "nimbus.log").read_text(errors="replace")
@@ -161,7 +152,7 @@ def test_nimbus_restart_keeps_the_placement_and_the_brain_and_controller_carry_o
     )
     try:
         assert _status(cluster, name).startswith(BRAIN_STATUS), _status(cluster, name)
-        assert _placed_by_brain(cluster, name)
+        assert placed_by_brain(cluster, name)
         before = _placement(cluster, name)
         assert len(before) == 2 + 3 + 3 + 3, before  # 2 spouts, 3 split, 3 count, 3 ackers
         brain_pid = cluster.brain_pidfile.read_text().strip()
@@ -204,7 +195,7 @@ def test_nimbus_restart_keeps_the_placement_and_the_brain_and_controller_carry_o
         # a topology submitted to the new Nimbus is placed by the brain
         cluster.submit(later, "topology.workers=1", "scheduler.brain.algorithm=td")
         assert _status(cluster, later).startswith(BRAIN_STATUS), _status(cluster, later)
-        assert _placed_by_brain(cluster, later)
+        assert placed_by_brain(cluster, later)
 
         # the controller talks to the new Nimbus: an operator replan completes
         count = len(History(cluster.brain_state_dir).entries(name))
@@ -555,7 +546,7 @@ def test_slow_brain_falls_back_once_and_the_next_rounds_use_the_brain(faults, tm
 
         cluster.submit(later, "topology.workers=1", "scheduler.brain.algorithm=td")
         assert _status(cluster, later).startswith(BRAIN_STATUS), _status(cluster, later)
-        assert _placed_by_brain(cluster, later)
+        assert placed_by_brain(cluster, later)
         assert _placement(cluster, name) == first
     finally:
         flag.unlink(missing_ok=True)

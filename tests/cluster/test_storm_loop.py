@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from scheduler_py.devtools.placement_table import compare, latest_plan, planned_slots
+from tests.cluster.operations import placed_by_brain
 from tests.cluster.waiting import wait_until as _wait
 
 pytestmark = pytest.mark.cluster
@@ -19,13 +19,6 @@ ROUND_SECS = 5  # nimbus.monitor.freq.secs of the test cluster (deploy/cluster-u
 def _acked(cluster, name: str) -> int:
     state = cluster.nimbus.topology_state(name)
     return state.acked if state else 0
-
-
-def _placed_by_brain(cluster, name: str) -> bool:
-    topology_id = cluster.nimbus.find_topology_id(name)
-    entry = latest_plan(cluster.plan_log, topology_id)
-    planned = planned_slots(entry, cluster.nimbus.supervisor_hosts())
-    return compare(cluster.nimbus.executor_runs(name), planned)
 
 
 def _status(cluster, name: str) -> str:
@@ -46,7 +39,7 @@ def test_wordcount_runs_where_the_brain_placed_it_and_tuples_flow(cluster):
         ["sentences"] * 2 + ["split"] * 3 + ["count"] * 3 + ["__acker"] * 3
     )
     assert len({(r.task_start, r.task_end) for r in runs}) == len(runs)
-    assert _placed_by_brain(cluster, "wc-brain"), "Nimbus placement differs from the brain's plan"
+    assert placed_by_brain(cluster, "wc-brain"), "Nimbus placement differs from the brain's plan"
     assert _status(cluster, "wc-brain").startswith("Scheduled by scheduler-py brain (algorithm td)")
     first = _acked(cluster, "wc-brain")
     _wait(lambda: _acked(cluster, "wc-brain") > first, 90, "the acked count to grow")
@@ -54,7 +47,7 @@ def test_wordcount_runs_where_the_brain_placed_it_and_tuples_flow(cluster):
     uptime = {(r.host, r.port) for r in cluster.nimbus.executor_runs("wc-brain")}
     time.sleep(2 * ROUND_SECS)
     assert {(r.host, r.port) for r in cluster.nimbus.executor_runs("wc-brain")} == uptime
-    assert _placed_by_brain(cluster, "wc-brain")
+    assert placed_by_brain(cluster, "wc-brain")
     cluster.kill("wc-brain")
 
 
@@ -76,7 +69,7 @@ def test_brain_down_falls_back_then_the_next_topology_is_placed_by_the_brain(clu
     finally:
         cluster.start_brain()
     cluster.submit("wc-back", "scheduler.brain.algorithm=even", wait_acked=1)
-    assert _placed_by_brain(cluster, "wc-back")
+    assert placed_by_brain(cluster, "wc-back")
     assert "(algorithm even)" in _status(cluster, "wc-back")
     # the fallback topology keeps running where DefaultScheduler put it
     assert _status(cluster, "wc-fallback")
