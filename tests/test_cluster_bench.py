@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from scheduler_py.bench import cli, cluster_report
-from scheduler_py.bench.cluster import _settings
+from scheduler_py.bench.cluster import _settings, executor_placement
 from scheduler_py.bench.cluster_runs import (
     BRAIN_SCHEDULER,
     DEFAULT_SCHEDULER,
@@ -20,6 +20,7 @@ from scheduler_py.bench.cluster_runs import (
     brain_plan,
     cluster_starts,
     cpu_target,
+    network_conf,
     network_target,
     parse_bool_list,
     payload_volume,
@@ -58,6 +59,28 @@ def test_scheduler_names() -> None:
     assert adaptive.adaptive and adaptive.brain and not adaptive.topology_conf
     with pytest.raises(ValueError, match="expected default, ras-default"):
         scheduler_spec("even")
+
+
+def test_link_scoring_algorithms_are_told_the_emulated_networks_rack_link() -> None:
+    links = network_conf(scheduler_spec("brain:links"), 100.0, 50.0)
+    assert links == {"scheduler.brain.params": {"rack_link": 0.5}}
+    assert network_conf(scheduler_spec("brain:locality"), 100.0, 25.0) == {
+        "scheduler.brain.params": {"rack_link": 0.25}
+    }
+    assert network_conf(scheduler_spec("brain:tdls"), 100.0, 50.0) == {}
+    assert network_conf(scheduler_spec("ras-default"), 100.0, 50.0) == {}
+    assert network_conf(scheduler_spec("brain:links"), 0.0, 50.0) == {}
+
+
+def test_executor_placement_lists_each_components_slots_in_task_order() -> None:
+    from scheduler_py.nimbus.client import ExecutorRun
+
+    runs = [
+        ExecutorRun("b", 4, 4, "h2", 6700, 0, 0),
+        ExecutorRun("a", 2, 2, "h1", 6700, 0, 0),
+        ExecutorRun("b", 3, 3, "h1", 6700, 0, 0),
+    ]
+    assert executor_placement(runs) == {"a": ["h1:6700"], "b": ["h1:6700", "h2:6700"]}
 
 
 def test_topology_names() -> None:

@@ -114,7 +114,7 @@ def test_too_few_workers_for_the_topology_falls_back_to_every_node():
     assert len(placement.nodes_used) > 2
 
 
-def test_without_loadaware_messaging_one_slice_is_packed_into_few_nodes():
+def test_without_loadaware_messaging_linear_stays_in_three_nodes_of_one_rack():
     problem = Problem(hosts(30), LINEAR)
     placement = registry.run("locality", problem, {"loadaware": False})
     assert len(placement.nodes_used) == 3  # 90 points of CPU in 30-point nodes

@@ -11,6 +11,7 @@
 * ``baselines/`` — Storm's EvenScheduler ``even``, METIS ``metis``, Aniello et al.'s
   ``online``, the exact ``optimal`` (``docs/algorithms/baselines.md``);
 * ``locality`` — ``locality``: slices for Storm's locality-aware shuffle (ours);
+* ``links`` — ``links``: the busiest network link lowest, for uniform shuffles (ours);
 * ``portfolio`` — ``auto``: the others within one budget, the best plan kept (ours).
 
 An algorithm becomes selectable everywhere by adding its module to :data:`MODULES`.
@@ -34,6 +35,7 @@ MODULES = (
     "baselines.online",
     "baselines.optimal",
     "locality",
+    "links",
     "portfolio",
 )
 """Every module that registers an algorithm, in listing order."""

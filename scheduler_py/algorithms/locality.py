@@ -18,7 +18,8 @@ The plan, for a topology whose shuffle-like edges (``shuffle``, ``local_or_shuff
    executor ``i`` of every component with ``i mod k == j``, so every slice has at least one
    executor of every component and a tuple can travel its whole path inside one slice.
    With load-aware messaging off (``loadaware=false``), shuffles are uniform and slices do
-   not help: one slice holds everything.
+   not help: the plan is then ``links``'s (``scheduler_py/algorithms/links.py``), the
+   placement whose busiest host or rack link carries the least.
 2. **Segments.** A slice goes to one node when it fits the node's CPU and memory; otherwise it
    is cut, in topological order of its components, into consecutive segments that each fit
    the largest free node: the fewest segments, and among those the cuts that carry the least
@@ -47,9 +48,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 
+from scheduler_py.algorithms import links
 from scheduler_py.algorithms.registry import register
 from scheduler_py.model.budget import UNLIMITED, Budget
-from scheduler_py.model.capacity import check_feasible, usable_nodes
+from scheduler_py.model.capacity import check_feasible, usable_nodes, worker_nodes
 from scheduler_py.model.errors import InfeasibleError
 from scheduler_py.model.flows import component_order, flows
 from scheduler_py.model.types import EPSILON, Executor, Node, Placement, Problem, Topology
@@ -263,45 +265,41 @@ def _place_system(
         "loadaware": (
             True,
             "Storm's load-aware messaging is on (topology.disable.loadaware.messaging false); "
-            "false: one slice, packed into as few nodes as fit",
-        )
+            "false: the plan of `links` (the busiest link lowest under uniform shuffles)",
+        ),
+        "rack_link": (
+            links.DEFAULT_RACK_LINK,
+            "with loadaware false: a rack's link to the other racks, relative to one host's link",
+        ),
     },
 )
-def plan(problem: Problem, *, loadaware: bool = True, budget: Budget = UNLIMITED) -> Placement:
+def plan(
+    problem: Problem,
+    *,
+    loadaware: bool = True,
+    rack_link: float = links.DEFAULT_RACK_LINK,
+    budget: Budget = UNLIMITED,
+) -> Placement:
+    if not loadaware:
+        return links.plan(problem, rack_link=rack_link, budget=budget)
     check_feasible(problem)
     topology = problem.topology
     nodes = usable_nodes(problem)
     kept = worker_nodes(nodes, topology.workers)
     if len(kept) < len(nodes):
         try:
-            return _plan_on(topology, kept, loadaware)
+            return _plan_on(topology, kept)
         except InfeasibleError:
             pass  # more nodes than topology.workers, or none: the round says which
-    return _plan_on(topology, nodes, loadaware)
+    return _plan_on(topology, nodes)
 
 
-def worker_nodes(nodes: Sequence[Node], workers: int) -> list[Node]:
-    """At most ``workers`` of ``nodes``: whole racks first (most free CPU first), within a
-    rack the nodes with the most free CPU (ties: lower id); in the order of ``nodes``."""
-    if workers >= len(nodes):
-        return list(nodes)
-    racks: dict[str, list[Node]] = defaultdict(list)
-    for node in nodes:
-        racks[node.rack].append(node)
-    kept: set[str] = set()
-    for rack in sorted(racks, key=lambda r: (-sum(n.cpu for n in racks[r]), r)):
-        for node in sorted(racks[rack], key=lambda n: (-n.cpu, n.id)):
-            if len(kept) < max(1, workers):
-                kept.add(node.id)
-    return [n for n in nodes if n.id in kept]
-
-
-def _plan_on(topology: Topology, nodes: Sequence[Node], loadaware: bool) -> Placement:
+def _plan_on(topology: Topology, nodes: Sequence[Node]) -> Placement:
     free = _Free(nodes)
     order = {n.id: i for i, n in enumerate(nodes)}
     node_of: dict[str, str] = {}
     weight = executor_weight(topology)
-    for members in slices(topology, loadaware):
+    for members in slices(topology, loadaware=True):
         _place_slice(topology, members, free, node_of, weight)
     _place_system(topology, free, node_of, order)
     return Placement(topology.id, node_of, worker_of={e: 0 for e in node_of})

@@ -41,7 +41,7 @@ executors (hosts, workers) and the brain's plan (its predicted inter-node traffi
 
 Options (``--set key=value``): ``topologies`` (default linear, diamond, star and their
 ``-cpu`` variants), ``schedulers`` (default, ras-default, ras-generic, brain:rstorm, t3,
-online, metis, td, tdls, locality, adaptive), ``loadaware`` (on, off or both; default
+online, metis, td, tdls, locality, links, adaptive), ``loadaware`` (on, off or both; default
 both), ``repetitions``
 (3), ``warmup``, ``interval`` (s), ``order`` (serpentine or cycle), ``restart`` (nimbus or
 cluster), ``ready_timeout`` (s), ``emulation``
@@ -82,6 +82,7 @@ from scheduler_py.bench.cluster_runs import (
     cluster_starts,
     host_of_task,
     monitor_inter_host_bytes,
+    network_conf,
     parse_bool_list,
     payload_volume,
     predicted_traffic,
@@ -357,6 +358,11 @@ def _measure(
         or (len(cluster.hosts.hosts) if cluster.hosts is not None else LOOPBACK_WORKERS),
         **topology.conf,
         **spec.topology_conf,
+        **(
+            network_conf(spec, cluster.hosts.host_mbit, cluster.hosts.interrack_mbit)
+            if cluster.hosts is not None
+            else {}
+        ),
         **(adaptive.topology_conf(settings["adaptive_algorithm"]) if spec.adaptive else {}),
         "topology.disable.loadaware.messaging": not key.loadaware,
         "bench.latency.dir": str(latency_dir),
@@ -430,6 +436,7 @@ def _measure(
                 "hosts": len({r.host for r in runs}),
                 "workers": len({(r.host, r.port) for r in runs}),
                 "worker_slots": sorted({f"{r.host}:{r.port}" for r in runs}),
+                "placement": executor_placement(runs),
                 "failed_total": state.failed if state else None,
                 "max_host_cpu_cores": max(cores.values()) if cores else None,
                 **measured,
@@ -455,6 +462,15 @@ def _measure(
             cluster.stop_aggregation()
     result["load_average"] = os.getloadavg()[0]
     return result
+
+
+def executor_placement(runs: Sequence[Any]) -> dict[str, list[str]]:
+    """Where Nimbus put each executor: ``component -> ["host:port", …]`` in task order, so a
+    run's placement can be compared across schedulers after the fact."""
+    result: dict[str, list[tuple[int, str]]] = {}
+    for run in runs:
+        result.setdefault(run.component, []).append((run.task_start, f"{run.host}:{run.port}"))
+    return {component: [slot for _, slot in sorted(slots)] for component, slots in result.items()}
 
 
 def _monitor_bytes(

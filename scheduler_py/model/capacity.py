@@ -4,7 +4,8 @@ filter step), kept apart from "how good is it", which each algorithm decides its
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
 
 from scheduler_py.model.errors import InfeasibleError
 from scheduler_py.model.types import EPSILON, Executor, Node, Problem
@@ -47,6 +48,22 @@ class CapacityTracker:
 def usable_nodes(problem: Problem) -> tuple[Node, ...]:
     """Nodes that can host at least one worker of the topology (a free slot)."""
     return tuple(n for n in problem.nodes if n.slots > 0)
+
+
+def worker_nodes(nodes: Sequence[Node], workers: int) -> list[Node]:
+    """At most ``workers`` of ``nodes``: whole racks first (most free CPU first), within a
+    rack the nodes with the most free CPU (ties: lower id); in the order of ``nodes``."""
+    if workers >= len(nodes):
+        return list(nodes)
+    racks: dict[str, list[Node]] = defaultdict(list)
+    for node in nodes:
+        racks[node.rack].append(node)
+    kept: set[str] = set()
+    for rack in sorted(racks, key=lambda r: (-sum(n.cpu for n in racks[r]), r)):
+        for node in sorted(racks[rack], key=lambda n: (-n.cpu, n.id)):
+            if len(kept) < max(1, workers):
+                kept.add(node.id)
+    return [n for n in nodes if n.id in kept]
 
 
 def check_feasible(problem: Problem) -> None:
