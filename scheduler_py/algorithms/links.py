@@ -25,12 +25,15 @@ The plan minimises, lexicographically, the link utilisations sorted from the bus
 (so, first, the busiest link; on a tie, the next busiest), then the traffic crossing nodes,
 then the nodes used. Declared CPU and memory are hard limits per node, and at most
 ``topology.workers`` nodes are used, one worker each (the nodes
-:func:`~scheduler_py.model.capacity.worker_nodes` keeps). The search: three starts — a
-greedy placement in topological order onto the node that keeps the busiest link lowest, the
-components packed in order (fewest nodes), and the executors dealt round-robin — each
-improved by moving one executor to another node or swapping two on different nodes, taking
-the best improvement each pass until none is left or the budget ends; the best of the three
-is kept. System executors (ackers, metrics) are placed with the rest and move like them.
+:func:`~scheduler_py.model.capacity.worker_nodes` keeps). The search: complete starts — the
+components packed in order (fewest nodes), the executors dealt round-robin, a greedy placement
+in topological order onto the node that keeps the links lowest, then :data:`RANDOM_STARTS`
+seeded random ones — each improved by moving one executor to another node or swapping two on
+different nodes, taking the best improvement each pass until none is left; the best plan
+found is kept. It stops at the caller's budget or after ``seconds``, whichever comes first,
+with ``report["budget_exhausted"]`` when that cut a search short; ``report["busiest_link"]``
+is the plan's busiest utilisation. System executors (ackers, metrics) are placed with the
+rest and move like them.
 """
 
 from __future__ import annotations
@@ -354,13 +357,17 @@ def link_loads(
 def _searched(
     problem: Problem, nodes: Sequence[Node], rack_link: float, budget: Budget
 ) -> tuple[tuple, dict[str, str], bool]:
+    """The best plan of every start (module docstring), its key, and whether the budget cut
+    the search short (a start not tried or a local search stopped)."""
     order = executor_order(problem)
     pairs = user_pairs(problem)
-    best: tuple[tuple, dict[str, str], bool] | None = None
+    best: tuple[tuple, dict[str, str]] | None = None
     failure: InfeasibleError | None = None
+    cut_short = False
     starts = [_packed, _dealt, _greedy, *(_random(seed) for seed in range(RANDOM_STARTS))]
     for start in starts:  # cheap first: a plan exists before time runs out
         if best is not None and budget.expired():
+            cut_short = True
             break
         search = _Search(nodes, problem.topology.executors, pairs, rack_link)
         try:
@@ -369,15 +376,15 @@ def _searched(
             failure = failure or error
             continue
         except _OutOfTime:
+            cut_short = True
             break
-        finished = search.improve(budget)
-        candidate = (search.key(), dict(search.node_of), not finished)
-        if best is None or candidate[0] < best[0]:
-            best = candidate
+        cut_short = not search.improve(budget) or cut_short
+        if best is None or search.key() < best[0]:
+            best = (search.key(), dict(search.node_of))
     if best is None:
         assert failure is not None
         raise failure
-    return best
+    return best[0], best[1], cut_short
 
 
 @register(
