@@ -8,7 +8,7 @@ between hosts. The traffic-minimising algorithms (``td``, ``tdls``, ``metis``) c
 components and can leave the remaining streams converging on one host: on the emulated
 network their Linear ran at 0.62× Storm's RAS while moving half the bytes RAS moved
 (``docs/emulated-network/loadaware-off/``). R-Storm models bandwidth as rack distance only
-(``../shared/docs/003_rstorm.md`` §3); here the links themselves are scored.
+(``docs/algorithms/003-rstorm.md``); here the links themselves are scored.
 
 The model. Every node has one link, used in each direction: what its executors send to
 executors on other nodes (egress) and what they receive from them (ingress), each divided by
