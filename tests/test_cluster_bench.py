@@ -480,3 +480,28 @@ def test_adaptive_target_needs_the_rate_to_stay_at_90_percent_within_5_minutes(c
     settings = {"topologies": ["linear"], "loadaware": [True]}
     found = _targets(rows, runs, settings, emulated=True, quick=False, elapsed=60.0)
     assert any("adaptive path" in t["target"] and t["passed"] for t in found)
+
+
+def test_link_model_check_prints_each_load_aware_off_run(capsys) -> None:
+    from scheduler_py.bench.cluster_report import link_model_check
+
+    model = {
+        "busiest_link": 1.5,
+        "max_share_error": 0.04,
+        "busiest_sender_predicted": "h2",
+        "busiest_sender_measured": "h1",
+    }
+    runs = [
+        {"index": 1, "topology": "linear", "scheduler": "brain:links", "link_model": model},
+        {"index": 2, "topology": "linear", "scheduler": "default", "link_model": {"note": "x"}},
+        {"index": 3, "topology": "linear", "scheduler": "default"},  # load-aware on: no check
+    ]
+    lines = link_model_check(runs)
+    out = capsys.readouterr().out
+    assert "run 1 linear brain:links: busiest link 1.50" in out and "(differs)" in out
+    assert "largest share error 4%" in out and "run 2 linear default: n/a (x)" in out
+    assert lines == [
+        {"index": 1, "max_share_error": 0.04, "busiest_sender_agrees": False},
+        {"index": 2, "max_share_error": None},
+    ]
+    assert link_model_check(runs[2:]) == []

@@ -70,6 +70,7 @@ from typing import Any
 
 from scheduler_py.bench import cluster_adaptive as adaptive
 from scheduler_py.bench import cluster_report, report
+from scheduler_py.bench.cluster_links import link_check
 from scheduler_py.bench.cluster_report import draw, median_text, progress, tables
 from scheduler_py.bench.cluster_runs import (
     ALL_SCHEDULERS,
@@ -308,6 +309,7 @@ class _Counters:
                 "counter_span_s": delta.at,
                 "host_cpu_cores": cores,
                 "host_sent_bytes": {n: s.sent_bytes for n, s in delta.hosts.items()},
+                "host_received_bytes": {n: s.received_bytes for n, s in delta.hosts.items()},
             }
         span = time.monotonic() - self.started_at
         now = group_cpu_seconds(self.cluster.supervisor_groups())
@@ -442,6 +444,8 @@ def _measure(
                 **measured,
             }
         )
+        if cluster.hosts is not None and not key.loadaware:
+            result["link_model"] = _link_model(cluster.hosts, topology, result)
         if settings["monitor"]:
             result.update(_monitor_bytes(cluster, topology_id, runs, start_ms, end_ms))
         if spec.brain:
@@ -462,6 +466,20 @@ def _measure(
             cluster.stop_aggregation()
     result["load_average"] = os.getloadavg()[0]
     return result
+
+
+def _link_model(
+    hosts: EmulatedHosts, topology: TopologySpec, result: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The uniform-shuffle link model against the veth counters (:mod:`.cluster_links`)."""
+    return link_check(
+        topology.label,
+        result["placement"],
+        {h.address: h.name for h in hosts.hosts},
+        {h.name: h.rack for h in hosts.hosts},
+        result.get("host_sent_bytes") or {},
+        hosts.interrack_mbit / hosts.host_mbit if hosts.host_mbit > 0 else 1.0,
+    )
 
 
 def executor_placement(runs: Sequence[Any]) -> dict[str, list[str]]:
@@ -702,6 +720,7 @@ def run(options: BenchOptions) -> None:
     rows = summarise(runs)
     tables(rows, settings, emulated)
     checks = cluster_report.model_check(rows)
+    link_checks = cluster_report.link_model_check(runs)
     targets = cluster_report.targets(rows, runs, settings, emulated, options.quick, elapsed)
     report.line(
         f"\nwall time {elapsed / 60:.1f} min ({len(runs)} runs, {len(session.start_seconds)} "
@@ -732,6 +751,7 @@ def run(options: BenchOptions) -> None:
             "summary": rows,
             "targets": targets,
             "model_check": checks,
+            "link_model_check": link_checks,
         }
     )
     report.write_json(json_path, data)

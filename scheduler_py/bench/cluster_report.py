@@ -130,6 +130,43 @@ def model_check(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return checks
 
 
+def link_model_check(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Load-aware messaging off: per run, the uniform-shuffle link model's busiest sender and
+    its largest error in a host's share of the bytes sent between hosts
+    (:mod:`scheduler_py.bench.cluster_links`), for every scheduler's placement."""
+    checked = [r for r in runs if isinstance(r.get("link_model"), Mapping)]
+    if not checked:
+        return []
+    report.line()
+    report.line(
+        "link model (load-aware off): each host's predicted vs measured share of the bytes "
+        "sent between hosts"
+    )
+    lines: list[dict[str, Any]] = []
+    for run in checked:
+        model = run["link_model"]
+        label = f"  run {run['index']} {run['topology']} {run['scheduler']}"
+        if "max_share_error" not in model:
+            report.line(f"{label}: n/a ({model.get('note', 'no comparison')})")
+            lines.append({"index": run["index"], "max_share_error": None})
+            continue
+        same = model["busiest_sender_predicted"] == model["busiest_sender_measured"]
+        report.line(
+            f"{label}: busiest link {model['busiest_link']:.2f} (model units), busiest sender "
+            f"predicted {model['busiest_sender_predicted']}, measured "
+            f"{model['busiest_sender_measured']}{'' if same else ' (differs)'}; largest share "
+            f"error {model['max_share_error']:.0%}"
+        )
+        lines.append(
+            {
+                "index": run["index"],
+                "max_share_error": model["max_share_error"],
+                "busiest_sender_agrees": same,
+            }
+        )
+    return lines
+
+
 def targets(
     rows: Sequence[Mapping[str, Any]],
     runs: Sequence[Mapping[str, Any]],

@@ -1,0 +1,115 @@
+"""The link model of ``links`` (``scheduler_py/algorithms/links.py``) checked against the veth
+counters, for every scheduler's placement in ``bench cluster`` (issue 13 item 5).
+
+With load-aware messaging off a shuffle is split evenly over its targets whatever the
+placement, so where Nimbus put the executors (the run's ``placement``) is enough to predict
+what each host sends and receives: :func:`model_topology` describes the JVM topologies the
+way the brain's snapshot does (every edge the same declared weight, two executors per
+component, one acker; ``topologies/README.md``, "JVM topologies"), and :func:`link_check`
+compares each host's predicted share of the bytes sent between hosts with its measured share,
+and names the busiest link the model predicts. Acking and Storm's framing are not in the
+model (payload only), so the shares are compared, not the bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from scheduler_py.algorithms.links import link_loads
+from scheduler_py.model.types import Component, Edge, Node, Placement, Problem, Topology
+
+PARALLELISM = 2
+"""Executors per component (the JVM topologies' ``bench.parallelism`` default)."""
+
+SHAPES: dict[str, tuple[tuple[str, ...], tuple[tuple[str, str], ...]]] = {
+    "linear": (
+        ("word",),
+        (("word", "exclaim1"), ("exclaim1", "exclaim2"), ("exclaim2", "exclaim_output_3")),
+    ),
+    "diamond": (
+        ("spout_head",),
+        tuple(("spout_head", f"bolt_{i}") for i in range(1, 5))
+        + tuple((f"bolt_{i}", "bolt_output_3") for i in range(1, 5)),
+    ),
+    "star": (
+        ("spout_0", "spout_1"),
+        (
+            ("spout_0", "center"),
+            ("spout_1", "center"),
+            ("center", "bolt_output_0"),
+            ("center", "bolt_output_1"),
+        ),
+    ),
+}
+"""Spouts and shuffle edges of the JVM Linear, Diamond and Star (``topologies/README.md``)."""
+
+ACKER = "__acker"
+
+
+def model_topology(label: str, cpu_per_executor: float = 10.0) -> Topology | None:
+    """The topology ``label`` (``linear``, ``diamond-cpu``, …) as the brain's model sees it;
+    ``None`` for a shape this module does not describe (word count: fields grouping)."""
+    base = label.partition("-")[0]
+    if base not in SHAPES:
+        return None
+    spouts, edges = SHAPES[base]
+    names: list[str] = []
+    for source, target in edges:
+        for name in (source, target):
+            if name not in names:
+                names.append(name)
+    user = [
+        Component(n, PARALLELISM, cpu_per_executor * PARALLELISM, is_spout=n in spouts)
+        for n in names
+    ]
+    components = (*user, Component(ACKER, 1, cpu_per_executor, is_system=True))
+    streams = tuple(Edge(s, t, 1.0) for s, t in edges)
+    acks = tuple(Edge(n, ACKER, 1.0) for n in names)
+    return Topology(label, components, streams + acks, workers=len(names) * PARALLELISM + 1)
+
+
+def link_check(
+    label: str,
+    placement: Mapping[str, Sequence[str]],
+    host_of_address: Mapping[str, str],
+    rack_of_host: Mapping[str, str],
+    sent: Mapping[str, int],
+    rack_link: float,
+) -> dict[str, Any]:
+    """Predicted against measured share of the inter-host bytes each host sent, for the
+    placement ``component -> ["address:port", …]`` (task order) a run recorded; ``note`` says
+    why when the check cannot be made."""
+    topology = model_topology(label)
+    if topology is None:
+        return {"note": f"no link model for {label!r}"}
+    node_of: dict[str, str] = {}
+    for component in topology.components:
+        slots = placement.get(component.id) or []
+        if len(slots) != component.parallelism:
+            return {
+                "note": f"{component.id}: {len(slots)} executor(s) placed, "
+                f"the model has {component.parallelism}"
+            }
+        for index, slot in enumerate(slots):
+            address = slot.rpartition(":")[0]
+            if address not in host_of_address:
+                return {"note": f"{slot}: not an emulated host's address"}
+            node_of[f"{component.id}#{index}"] = host_of_address[address]
+    nodes = tuple(Node(h, float("inf"), rack=rack_of_host[h]) for h in sorted(rack_of_host))
+    problem = Problem(nodes, topology)
+    loads, busiest = link_loads(problem, Placement(label, node_of), rack_link)
+    predicted_total = sum(loads.node_out.values())
+    measured_total = sum(sent.get(h, 0) for h in rack_of_host)
+    if predicted_total <= 0 or measured_total <= 0:
+        return {"busiest_link": busiest, "note": "no traffic between hosts to compare"}
+    predicted = {h: loads.node_out.get(h, 0.0) / predicted_total for h in sorted(rack_of_host)}
+    measured = {h: sent.get(h, 0) / measured_total for h in sorted(rack_of_host)}
+    return {
+        "busiest_link": busiest,
+        "host_out_share_predicted": predicted,
+        "host_out_share_measured": measured,
+        "max_share_error": max(abs(predicted[h] - measured[h]) for h in predicted),
+        "busiest_sender_predicted": max(predicted, key=lambda h: (predicted[h], h)),
+        "busiest_sender_measured": max(measured, key=lambda h: (measured[h], h)),
+    }

@@ -1,0 +1,47 @@
+"""The uniform-shuffle link model checked against per-host bytes (``bench/cluster_links.py``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from scheduler_py.bench.cluster_links import link_check, model_topology
+
+HOSTS = {"198.18.17.1": "h1", "198.18.17.2": "h2", "198.18.18.3": "h3"}
+RACKS = {"h1": "/rack-1", "h2": "/rack-1", "h3": "/rack-2"}
+
+
+def test_model_topologies_have_the_jvm_shapes():
+    diamond = model_topology("diamond-cpu")
+    assert diamond is not None
+    assert len([e for e in diamond.executors if e.component != "__acker"]) == 12
+    assert {c.id for c in diamond.components if c.is_spout} == {"spout_head"}
+    assert model_topology("wordcount") is None
+
+
+def test_linear_split_over_two_hosts_predicts_who_sends_what():
+    # word, exclaim1 on h1; exclaim2, exclaim_output_3 on h2: only exclaim1 -> exclaim2 crosses,
+    # all of it from h1
+    placement = {
+        "word": ["198.18.17.1:6700"] * 2,
+        "exclaim1": ["198.18.17.1:6700"] * 2,
+        "exclaim2": ["198.18.17.2:6700"] * 2,
+        "exclaim_output_3": ["198.18.17.2:6700"] * 2,
+        "__acker": ["198.18.17.2:6700"],
+    }
+    sent = {"h1": 900, "h2": 100, "h3": 0}  # acking flows back from h2
+    check = link_check("linear", placement, HOSTS, RACKS, sent, rack_link=0.5)
+    assert check["host_out_share_predicted"] == {"h1": 1.0, "h2": 0.0, "h3": 0.0}
+    assert check["host_out_share_measured"]["h1"] == pytest.approx(0.9)
+    assert check["max_share_error"] == pytest.approx(0.1)
+    assert check["busiest_sender_predicted"] == check["busiest_sender_measured"] == "h1"
+    assert check["busiest_link"] == pytest.approx(2.0)  # one edge's whole flow (2 spouts)
+
+
+def test_what_cannot_be_checked_is_named():
+    assert "no link model" in link_check("wordcount", {}, HOSTS, RACKS, {}, 0.5)["note"]
+    partial = {"word": ["198.18.17.1:6700"]}
+    assert "1 executor(s) placed" in link_check("linear", partial, HOSTS, RACKS, {}, 0.5)["note"]
+    stranger = {
+        c: ["10.0.0.1:6700"] * 2 for c in ("word", "exclaim1", "exclaim2", "exclaim_output_3")
+    } | {"__acker": ["10.0.0.1:6700"]}
+    assert "not an emulated host" in link_check("linear", stranger, HOSTS, RACKS, {}, 0.5)["note"]
