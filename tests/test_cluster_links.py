@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler_py.bench.cluster_links import link_check, model_topology
+from scheduler_py.bench.cluster_links import host_work, link_check, model_topology
 
 HOSTS = {"198.18.17.1": "h1", "198.18.17.2": "h2", "198.18.18.3": "h3"}
 RACKS = {"h1": "/rack-1", "h2": "/rack-1", "h3": "/rack-2"}
@@ -45,3 +45,30 @@ def test_what_cannot_be_checked_is_named():
         c: ["10.0.0.1:6700"] * 2 for c in ("word", "exclaim1", "exclaim2", "exclaim_output_3")
     } | {"__acker": ["10.0.0.1:6700"]}
     assert "not an emulated host" in link_check("linear", stranger, HOSTS, RACKS, {}, 0.5)["note"]
+
+
+def test_host_work_follows_the_load_aware_rack_scope():
+    # Diamond as brain:rstorm placed it on the emulated network: the spouts sit in rack 1
+    # (h1, h2) beside bolt_1, bolt_2; bolt_3 and bolt_4 have one copy in rack 1 (h3) and one
+    # in rack 2 (h4). Load-aware routing finds no worker- or host-local bolt_3/bolt_4 and
+    # keeps to the rack: h3 gets all of them and h4 nothing.
+    hosts = {"a1": "h1", "a2": "h2", "a3": "h3", "b4": "h4"}
+    racks = {"h1": "/rack-1", "h2": "/rack-1", "h3": "/rack-1", "h4": "/rack-2"}
+    placement = {
+        "spout_head": ["a1:1", "a2:1"],
+        "bolt_1": ["a1:1", "a2:1"],
+        "bolt_2": ["a1:1", "a2:1"],
+        "bolt_3": ["a3:1", "b4:1"],
+        "bolt_4": ["a3:1", "b4:1"],
+        "bolt_output_3": ["a3:1", "b4:1"],
+        "__acker": ["b4:1"],
+    }
+    routed = host_work("diamond-cpu", placement, hosts, racks, loadaware=True)
+    # h3: bolt_3#0 and bolt_4#0 get both spouts' tuples (2 each); bolt_output_3#0 gets theirs
+    # (local) and, as the rack-local copy, all of bolt_1's and bolt_2's (8): 12. h1, h2: a
+    # spout (1) and the bolt_1, bolt_2 copies beside it (1 each)
+    assert routed["host_work"] == {"h1": 3.0, "h2": 3.0, "h3": 12.0, "h4": 0.0}
+    assert routed["busiest_host"] == "h3"
+    uniform = host_work("diamond-cpu", placement, hosts, racks, loadaware=False)
+    assert uniform["host_work"] == {"h1": 3.0, "h2": 3.0, "h3": 6.0, "h4": 6.0}
+    assert "no model" in host_work("wordcount", {}, hosts, racks, True)["note"]

@@ -13,10 +13,12 @@ model (payload only), so the shares are compared, not the bytes.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scheduler_py.algorithms.links import link_loads
+from scheduler_py.model.flows import component_order
 from scheduler_py.model.types import Component, Edge, Node, Placement, Problem, Topology
 
 PARALLELISM = 2
@@ -69,6 +71,83 @@ def model_topology(label: str, cpu_per_executor: float = 10.0) -> Topology | Non
     return Topology(label, components, streams + acks, workers=len(names) * PARALLELISM + 1)
 
 
+def _node_of(
+    topology: Topology, placement: Mapping[str, Sequence[str]], host_of_address: Mapping[str, str]
+) -> dict[str, str] | str:
+    """Executor id -> host for a run's ``placement``, or why it cannot be mapped."""
+    node_of: dict[str, str] = {}
+    for component in topology.components:
+        slots = placement.get(component.id) or []
+        if len(slots) != component.parallelism:
+            return (
+                f"{component.id}: {len(slots)} executor(s) placed, "
+                f"the model has {component.parallelism}"
+            )
+        for index, slot in enumerate(slots):
+            address = slot.rpartition(":")[0]
+            if address not in host_of_address:
+                return f"{slot}: not an emulated host's address"
+            node_of[f"{component.id}#{index}"] = host_of_address[address]
+    return node_of
+
+
+def host_work(
+    label: str,
+    placement: Mapping[str, Sequence[str]],
+    host_of_address: Mapping[str, str],
+    rack_of_host: Mapping[str, str],
+    loadaware: bool,
+) -> dict[str, Any]:
+    """The CPU-bound analogue of :func:`link_check`: the tuples each host's user executors
+    handle per spout-executor tuple (a spout executor counts 1), routed as Storm routes them.
+    Flows are followed executor by executor in topological order: a bolt emits on each edge
+    what reaches it, and with load-aware messaging on an emit goes to the targets on the
+    sender's host, else in its rack, else anywhere (``scheduler_py/model/loadaware.py``
+    describes Storm's scopes; one worker per host here), with it off to every target. With
+    the same CPU per tuple in every component (the ``-cpu`` topologies) the busiest host's
+    work bounds the throughput; acking and emitting are not counted."""
+    topology = model_topology(label)
+    if topology is None:
+        return {"note": f"no model for {label!r}"}
+    node_of = _node_of(topology, placement, host_of_address)
+    if isinstance(node_of, str):
+        return {"note": node_of}
+    received: dict[str, float] = defaultdict(float)
+    work = dict.fromkeys(sorted(rack_of_host), 0.0)
+    for component in component_order(topology):
+        spout = topology.component_by_id[component].is_spout
+        targets_of = [e.target for e in topology.merged_edges if e.source == component]
+        for executor in topology.executors_of(component):
+            handled = 1.0 if spout else received[executor.id]
+            host = node_of[executor.id]
+            work[host] += handled
+            for target in targets_of:
+                candidates = [t.id for t in topology.executors_of(target)]
+                if topology.component_by_id[target].is_system:
+                    continue
+                chosen = (
+                    _routed(host, candidates, node_of, rack_of_host) if loadaware else candidates
+                )
+                for receiver in chosen:
+                    received[receiver] += handled / len(chosen)
+    busiest = max(work, key=lambda h: (work[h], h))
+    return {"host_work": work, "busiest_host": busiest, "busiest_work": work[busiest]}
+
+
+def _routed(
+    host: str, targets: list[str], node_of: Mapping[str, str], rack_of_host: Mapping[str, str]
+) -> list[str]:
+    """The targets of a load-aware shuffle from ``host``: the narrowest non-empty scope."""
+    for same in (
+        lambda t: node_of[t] == host,
+        lambda t: rack_of_host[node_of[t]] == rack_of_host[host],
+    ):
+        local = [t for t in targets if same(t)]
+        if local:
+            return local
+    return targets
+
+
 def link_check(
     label: str,
     placement: Mapping[str, Sequence[str]],
@@ -83,19 +162,9 @@ def link_check(
     topology = model_topology(label)
     if topology is None:
         return {"note": f"no link model for {label!r}"}
-    node_of: dict[str, str] = {}
-    for component in topology.components:
-        slots = placement.get(component.id) or []
-        if len(slots) != component.parallelism:
-            return {
-                "note": f"{component.id}: {len(slots)} executor(s) placed, "
-                f"the model has {component.parallelism}"
-            }
-        for index, slot in enumerate(slots):
-            address = slot.rpartition(":")[0]
-            if address not in host_of_address:
-                return {"note": f"{slot}: not an emulated host's address"}
-            node_of[f"{component.id}#{index}"] = host_of_address[address]
+    node_of = _node_of(topology, placement, host_of_address)
+    if isinstance(node_of, str):
+        return {"note": node_of}
     nodes = tuple(Node(h, float("inf"), rack=rack_of_host[h]) for h in sorted(rack_of_host))
     problem = Problem(nodes, topology)
     loads, busiest = link_loads(problem, Placement(label, node_of), rack_link)
