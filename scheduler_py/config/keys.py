@@ -159,7 +159,7 @@ DISABLE_LOADAWARE = Key(
     "topology.disable.loadaware.messaging",
     False,
     "`locality` plans slices for Storm's locality-aware shuffle unless this is true "
-    "(then one packed slice)",
+    "(then the `links` plan: the busiest link lowest)",
     "topology",
     shown_default="Storm's (false)",
 )
