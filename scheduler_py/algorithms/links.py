@@ -96,7 +96,6 @@ class _Search:
         pairs: Mapping[tuple[str, str], float],
         rack_link: float,
     ) -> None:
-        self.nodes = list(nodes)
         self.rack_of = {n.id: n.rack for n in nodes}
         given = [n.bandwidth for n in nodes if n.bandwidth]
         mean = sum(given) / len(given) if given else 1.0

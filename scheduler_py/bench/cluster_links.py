@@ -71,10 +71,17 @@ def model_topology(label: str, cpu_per_executor: float = 10.0) -> Topology | Non
     return Topology(label, components, streams + acks, workers=len(names) * PARALLELISM + 1)
 
 
-def _node_of(
-    topology: Topology, placement: Mapping[str, Sequence[str]], host_of_address: Mapping[str, str]
-) -> dict[str, str] | str:
-    """Executor id -> host for a run's ``placement``, or why it cannot be mapped."""
+def _mapped(
+    label: str,
+    placement: Mapping[str, Sequence[str]],
+    host_of_address: Mapping[str, str],
+    model: str,
+) -> tuple[Topology, dict[str, str]] | str:
+    """The model of topology ``label`` and executor id -> host for a run's ``placement``, or
+    why there is none (``model`` names the check in that message)."""
+    topology = model_topology(label)
+    if topology is None:
+        return f"no {model} for {label!r}"
     node_of: dict[str, str] = {}
     for component in topology.components:
         slots = placement.get(component.id) or []
@@ -88,7 +95,7 @@ def _node_of(
             if address not in host_of_address:
                 return f"{slot}: not an emulated host's address"
             node_of[f"{component.id}#{index}"] = host_of_address[address]
-    return node_of
+    return topology, node_of
 
 
 def host_work(
@@ -106,12 +113,10 @@ def host_work(
     describes Storm's scopes; one worker per host here), with it off to every target. With
     the same CPU per tuple in every component (the ``-cpu`` topologies) the busiest host's
     work bounds the throughput; acking and emitting are not counted."""
-    topology = model_topology(label)
-    if topology is None:
-        return {"note": f"no model for {label!r}"}
-    node_of = _node_of(topology, placement, host_of_address)
-    if isinstance(node_of, str):
-        return {"note": node_of}
+    mapped = _mapped(label, placement, host_of_address, "model")
+    if isinstance(mapped, str):
+        return {"note": mapped}
+    topology, node_of = mapped
     received: dict[str, float] = defaultdict(float)
     work = dict.fromkeys(sorted(rack_of_host), 0.0)
     for component in component_order(topology):
@@ -159,12 +164,10 @@ def link_check(
     """Predicted against measured share of the inter-host bytes each host sent, for the
     placement ``component -> ["address:port", …]`` (task order) a run recorded; ``note`` says
     why when the check cannot be made."""
-    topology = model_topology(label)
-    if topology is None:
-        return {"note": f"no link model for {label!r}"}
-    node_of = _node_of(topology, placement, host_of_address)
-    if isinstance(node_of, str):
-        return {"note": node_of}
+    mapped = _mapped(label, placement, host_of_address, "link model")
+    if isinstance(mapped, str):
+        return {"note": mapped}
+    topology, node_of = mapped
     nodes = tuple(Node(h, float("inf"), rack=rack_of_host[h]) for h in sorted(rack_of_host))
     problem = Problem(nodes, topology)
     loads, busiest = link_loads(problem, Placement(label, node_of), rack_link)

@@ -18,8 +18,6 @@ DEFAULT_SCHEDULER = "org.apache.storm.scheduler.DefaultScheduler"
 RAS_SCHEDULER = "org.apache.storm.scheduler.resource.ResourceAwareScheduler"
 RAS_STRATEGIES = "org.apache.storm.scheduler.resource.strategies.scheduling."
 BRAIN_ALGORITHMS = ("rstorm", "t3", "online", "metis", "td", "tdls", "locality", "links")
-RACK_LINK_ALGORITHMS = frozenset({"locality", "links"})
-"""Brain algorithms with a ``rack_link`` parameter (``scheduler_py/algorithms/links.py``)."""
 QUICK_SCHEDULERS = ("default", "ras-default", "brain:locality")
 ALL_SCHEDULERS = (
     "default",
@@ -99,9 +97,11 @@ def scheduler_spec(name: str) -> SchedulerSpec:
 def network_conf(spec: SchedulerSpec, host_mbit: float, interrack_mbit: float) -> dict:
     """The topology conf that tells a brain algorithm scoring links what the emulated network
     is (``scheduler.brain.params`` ``rack_link`` = inter-rack / host bandwidth); empty for
-    every other scheduler."""
-    algorithm = spec.topology_conf.get("scheduler.brain.algorithm")
-    if algorithm not in RACK_LINK_ALGORITHMS or host_mbit <= 0 or interrack_mbit <= 0:
+    every other scheduler: the registry says which algorithms take ``rack_link``."""
+    from scheduler_py.algorithms.registry import algorithms
+
+    info = algorithms().get(str(spec.topology_conf.get("scheduler.brain.algorithm", "")))
+    if info is None or "rack_link" not in info.params or host_mbit <= 0 or interrack_mbit <= 0:
         return {}
     return {"scheduler.brain.params": {"rack_link": interrack_mbit / host_mbit}}
 
