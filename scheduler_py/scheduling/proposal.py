@@ -31,6 +31,7 @@ from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.loadaware import crossing_traffic, crossing_workers, loadaware_pair_traffic
 from scheduler_py.model.slots import assign_slots, relabel_nodes, restarted_workers
 from scheduler_py.model.types import Placement, Problem, WorkerSlot
+from scheduler_py.scheduling.consolidation import within_workers
 from scheduler_py.scheduling.planning import plan_within
 from scheduler_py.scheduling.round import check_workers, loadaware_messaging
 from scheduler_py.scheduling.state import StormPlacement
@@ -169,6 +170,7 @@ def propose(
             "next scheduling round places them, re-planning waits until it has"
         )
     placement = plan_within(problem, algorithm, dict(params), budget, fallback=None).placement
+    placement = within_workers(problem, placement, problem.topology.workers)
     placement = relabel_nodes(problem, placement, view.current_slots)
     placement = assign_slots(placement, view.free_ports, view.current_slots)
     check_workers(placement, problem.topology.workers)

@@ -16,8 +16,10 @@ topology at a time — by the reconfiguration controller's re-plans
    the default) plans within the topology's share of the round's time budget
    (:mod:`scheduler_py.scheduling.planning`); past it, its best plan so far or the fallback
    algorithm's plan, with the reason;
-5. **slots and validation**: logical workers mapped to ports keeping executors where they
-   run (:func:`scheduler_py.model.slots.assign_slots`), at most ``topology.workers``;
+5. **slots and validation**: a plan with more workers than ``topology.workers`` has whole
+   workers merged until it fits (:mod:`scheduler_py.scheduling.consolidation`), then logical
+   workers are mapped to ports keeping executors where they run
+   (:func:`scheduler_py.model.slots.assign_slots`);
 6. **fallback per topology**: anything that goes wrong for one topology — unknown algorithm,
    infeasible, a bug — becomes LEAVE_TO_STORM with the reason; other topologies keep theirs.
 
@@ -47,6 +49,7 @@ from scheduler_py.model.loadaware import (
 from scheduler_py.model.slots import assign_slots
 from scheduler_py.model.types import Placement, Problem
 from scheduler_py.scheduling.claims import Claims, NodeClaim, usage_of
+from scheduler_py.scheduling.consolidation import within_workers
 from scheduler_py.scheduling.interfaces import ArmedPlan, CostSource
 from scheduler_py.scheduling.planning import plan_within
 from scheduler_py.scheduling.state import ClusterState, ExecutorRun, StormExecutor, StormTopology
@@ -64,6 +67,10 @@ BOUND_SHARE = 0.5
 ROUND_BOUND_PAIRS = 20_000
 """above this many communicating executor pairs a round reports no bound (listing the pairs
 alone would take longer than a round may; ``scheduler-py plan`` bounds any size)"""
+ROUND_ROUTING_PAIRS = 2_000
+"""above this many communicating executor pairs a round leaves out the routing summary
+(:func:`routing_summary`: it lists every pair twice, about 9 ms per 10,000 pairs, for numbers
+only the plan log shows; 10,000 executors in 50 topologies spent half the round on it)"""
 DEFAULT_ROUND_BUDGET_SECS = 1.5
 """When the shim does not send its timeout: 75 % of Storm's default 2 s."""
 
@@ -268,8 +275,7 @@ def check_workers(placement: Placement, allowed: int) -> int:
     if workers > allowed:
         raise SchedulingError(
             f"the plan needs {workers} workers but topology.workers is {allowed} (Storm "
-            "rejects more); raise topology.workers or choose an algorithm that consolidates "
-            "(e.g. td)"
+            "rejects more); raise topology.workers"
         )
     return workers
 
@@ -304,7 +310,7 @@ def _place(
 ) -> TopologyDecision:
     problem = view.problem
     outcome = plan_within(problem, algorithm, params, budget, config.fallback_algorithm)
-    placement = outcome.placement
+    placement = within_workers(problem, outcome.placement, problem.topology.workers)
     runs: list[ExecutorRun] = []
     record_map: dict[str, tuple[str, int]] = {}
     storm_map: dict[str, tuple[str, int]] = {}
@@ -338,6 +344,9 @@ def _place(
         f"{evaluation.total_traffic:.3g}{against_bound}, max node CPU "
         f"{evaluation.max_node_load:.0f}%; costs: {view.costs}"
     )
+    merged = placement.report.get("workers_merged")
+    if merged:
+        reason = f"{reason}; workers merged {merged} to meet topology.workers"
     if outcome.note:
         reason = f"{outcome.note}; {reason}"
     summary = (
@@ -348,6 +357,8 @@ def _place(
     )
     if outcome.note:
         summary["budget_note"] = outcome.note
+    if merged:
+        summary["workers_merged"] = merged
     return TopologyDecision(
         problem.topology.id,
         PLACE,
@@ -365,9 +376,9 @@ def routing_summary(problem: Problem, placement: Placement) -> dict[str, float |
     """Inter-node traffic as Storm's locality-aware shuffle would route it, and the share of
     the user executors' traffic crossing nodes under that routing and under the uniform split
     (:mod:`scheduler_py.model.loadaware`; ``bench cluster`` turns the shares into bytes).
-    ``None`` above :data:`ROUND_BOUND_PAIRS` executor pairs, where it would cost the round
+    ``None`` above :data:`ROUND_ROUTING_PAIRS` executor pairs, where it would cost the round
     too much time."""
-    if estimated_pairs(problem) > ROUND_BOUND_PAIRS:
+    if estimated_pairs(problem) > ROUND_ROUTING_PAIRS:
         return dict.fromkeys(ROUTING_FIELDS)
     routed = loadaware_pair_traffic(problem, placement)
     return {
