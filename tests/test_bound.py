@@ -118,3 +118,21 @@ def test_too_many_pairs_or_no_time_give_no_bound_with_the_reason():
     assert f"{pairs} communicating pairs" in refused.reason
     late = traffic_bound(problem, Budget(0.0))
     assert late.value is None and "no time left" in late.reason
+
+
+def test_a_budget_shorter_than_listing_the_pairs_gives_no_bound_at_once():
+    from scheduler_py.model.bound import PAIR_SECONDS, estimated_pairs
+
+    wide = Topology(
+        "wide",
+        (Component("a", 100, 100.0, is_spout=True), Component("b", 100, 100.0)),
+        (Edge("a", "b", 1.0),),
+    )
+    problem = Problem(tuple(Node(f"n{i}", 400.0) for i in range(5)), wide)
+    pairs = estimated_pairs(problem)
+    short = Budget.of(pairs * PAIR_SECONDS / 4)
+    bound = traffic_bound(problem, short)
+    assert bound.value is None
+    assert f"{pairs} communicating pairs take about" in bound.reason
+    assert bound.seconds == 0.0  # refused before listing a pair
+    assert traffic_bound(problem).value is not None  # unlimited: bounded

@@ -142,3 +142,4 @@ def test_the_round_places_a_plan_that_needed_more_workers_and_says_so(spreading_
     assert decision.summary["workers_merged"] == "6 → 2"
     slots = {(run.supervisor_id, run.port) for run in decision.runs}
     assert len(slots) == 2
+    assert reply.plans[0].reason == decision.reason  # what Storm's status shows

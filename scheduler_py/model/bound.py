@@ -46,6 +46,10 @@ TRIANGLE_LIMIT = 40
 """executors up to which the LP carries the triangle inequalities (3·C(40, 3) ≈ 30k rows)"""
 LP_PAIR_LIMIT = 20_000
 """communicating pairs up to which the capacity-only LP is solved"""
+PAIR_SECONDS = 5e-7
+"""what listing one communicating pair and cutting the graph take, about (0.67 µs measured on
+the 2-core machine of ``README.md``, 9,600 pairs of a 200-executor word count in 6.4 ms): a
+budget shorter than the pairs would take gets no bound rather than a late one"""
 LP_SECONDS = 5.0
 """the LP's own time limit, within the caller's budget"""
 
@@ -100,6 +104,13 @@ def traffic_bound(
         )
     if budget.expired():
         return TrafficBound(None, "none", "no time left in the budget")
+    if budget.limited and (count := estimated_pairs(problem)) * PAIR_SECONDS > budget.remaining():
+        return TrafficBound(
+            None,
+            "none",
+            f"{count} communicating pairs take about {count * PAIR_SECONDS * 1000:.1f} ms to "
+            f"bound, more than the {budget.remaining() * 1000:.1f} ms left",
+        )
     pairs = _undirected_pairs(problem)
     if not pairs:
         return TrafficBound(0.0, "no traffic", seconds=time.perf_counter() - started)
@@ -175,6 +186,8 @@ def _lp_bound(
 ) -> tuple[float | None, str, str]:
     """``(bound, method, why not)`` of the collocation LP; ``None`` when it is too big or
     does not finish."""
+    if budget.expired():  # before the matrices: building them takes longer than solving
+        return None, "", "no time left for the LP"
     executors = [e.id for e in problem.topology.executors]
     cpu = np.array([e.cpu for e in problem.topology.executors])
     index = {e: i for i, e in enumerate(executors)}

@@ -145,23 +145,20 @@ class _Merger:
         ``j`` (ties: the lightest ``i``; then for ``j`` the same node, the same rack, the most
         spare CPU, the lowest key)."""
         shared = np.where(feasible, np.round(self.shared, ROUNDING), -np.inf)
-        rows, cols = np.nonzero(shared >= shared.max())
-        candidates: dict[int, list[int]] = {}
-        for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
-            candidates.setdefault(row, []).append(col)
+        best = shared >= shared.max()
 
         def lightness(row: int) -> tuple:
             worker = self.workers[keys[row]]
             return worker.cpu, len(worker.executors), keys[row]
 
-        i = min(candidates, key=lightness)
+        i = min(np.flatnonzero(best.any(axis=1)).tolist(), key=lightness)
         node, rack = keys[i][0], self.rack[keys[i][0]]
 
         def preference(col: int) -> tuple:
             other = keys[col][0]
             return (other != node, self.rack[other] != rack, -self.spare_cpu[other], keys[col])
 
-        return i, min(candidates[i], key=preference)
+        return i, min(np.flatnonzero(best[i]).tolist(), key=preference)
 
     def _merge(self, worker: _Worker, target: _Worker) -> None:
         source_node, target_node = worker.key[0], target.key[0]

@@ -31,6 +31,7 @@ still to plan gets an equal share of what is left (at most ``scheduler.brain.bud
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +65,8 @@ ROUND_MARGIN_SHARE = 0.25
 """Share of the shim's timeout kept for the Thrift exchange and the shim's own work."""
 BOUND_SHARE = 0.5
 """of what is left of a topology's budget after planning, for its traffic bound (the gap)"""
+ROUND_BOUND_MIN_SECS = 0.002
+"""the traffic bound may take as long as the planning did, and at least this long"""
 ROUND_BOUND_PAIRS = 20_000
 """above this many communicating executor pairs a round reports no bound (listing the pairs
 alone would take longer than a round may; ``scheduler-py plan`` bounds any size)"""
@@ -309,7 +312,9 @@ def _place(
     budget: Budget,
 ) -> TopologyDecision:
     problem = view.problem
+    started = time.perf_counter()
     outcome = plan_within(problem, algorithm, params, budget, config.fallback_algorithm)
+    planning_secs = time.perf_counter() - started
     placement = within_workers(problem, outcome.placement, problem.topology.workers)
     runs: list[ExecutorRun] = []
     record_map: dict[str, tuple[str, int]] = {}
@@ -331,7 +336,7 @@ def _place(
             record_map[eid] = where
             storm_map[f"{key[0]}-{key[1]}"] = where
     evaluation = evaluate(problem, placement)
-    bound = traffic_bound(problem, budget.share(BOUND_SHARE), ROUND_BOUND_PAIRS)
+    bound = traffic_bound(problem, _bound_budget(budget, planning_secs), ROUND_BOUND_PAIRS)
     gap = bound.gap(evaluation.imc_gain)
     against_bound = (
         f" (gap ≤ {gap:.0%} to the bound {bound.value:.3g})"
@@ -370,6 +375,15 @@ def _place(
         tuple(runs),
         placement,
     )
+
+
+def _bound_budget(budget: Budget, planning_secs: float) -> Budget:
+    """The traffic bound's time: :data:`BOUND_SHARE` of what is left of the topology's budget,
+    and no longer than the planning took (at least :data:`ROUND_BOUND_MIN_SECS`), so that the
+    report never costs the round more than the plan."""
+    share = budget.share(BOUND_SHARE)
+    longest = max(ROUND_BOUND_MIN_SECS, planning_secs)
+    return share if share.remaining() <= longest else Budget.of(longest)
 
 
 def routing_summary(problem: Problem, placement: Placement) -> dict[str, float | None]:
