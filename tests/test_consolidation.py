@@ -19,17 +19,9 @@ from tests.snapshots import answer, snapshot, supervisor, wordcount
 
 def _chain(workers: int, pair_traffic: dict | None = None) -> Topology:
     """a(2) -> b(2) -> c(2), 10 CPU points per executor."""
-    return Topology(
-        "t",
-        (
-            Component("a", 2, 20.0, is_spout=True),
-            Component("b", 2, 20.0),
-            Component("c", 2, 20.0),
-        ),
-        (Edge("a", "b", 1.0), Edge("b", "c", 1.0)),
-        workers=workers,
-        pair_traffic=pair_traffic or {},
-    )
+    components = tuple(Component(name, 2, 20.0, is_spout=name == "a") for name in "abc")
+    edges = (Edge("a", "b", 1.0), Edge("b", "c", 1.0))
+    return Topology("t", components, edges, workers=workers, pair_traffic=pair_traffic or {})
 
 
 def _spread(topology: Topology) -> Placement:
@@ -69,16 +61,15 @@ def test_a_plan_within_the_limit_is_returned_unchanged():
     assert within_workers(problem, placement, 6) is placement
 
 
-def test_the_lightest_worker_joins_the_one_it_exchanges_most_with():
-    # a#0 and b#0 together on n0 (heavy: 20), b#1 alone on n1 receiving 30 % of a#0's and
-    # a#1's traffic, c on n2 and n3: allowed 3 -> the lightest (b#1, 10 points) joins the
-    # worker it exchanges most with
+def test_the_pair_of_workers_exchanging_the_most_traffic_merges_first():
+    # n0 holds a#0, a#1, b#0 (one worker); b#1, c#0, c#1 are alone on n1..n3. Between
+    # workers: n0-n1 carries a -> b#1 (0.5), every other pair 0.25. Allowed 3: one merge, the
+    # lighter of n0/n1 (b#1) joins n0
     topology = _chain(3)
     node_of = {"a#0": "n0", "b#0": "n0", "a#1": "n0", "b#1": "n1", "c#0": "n2", "c#1": "n3"}
     problem = Problem(_nodes(4), topology)
     merged = within_workers(problem, Placement("t", node_of), 3)
     assert worker_count(merged) == 3
-    # b#1 exchanges a#0/a#1 -> b#1 (0.5) and b#1 -> c (0.5); n0 holds both a: it goes there
     assert merged.node_of["b#1"] == "n0"
 
 

@@ -108,7 +108,8 @@ def test_the_plan_uses_at_most_topology_workers_nodes_of_one_rack_when_they_suff
 
 def test_too_few_workers_for_the_topology_falls_back_to_every_node():
     # 90 points do not fit 2 x 30: the plan uses more nodes, and the round refuses it
-    # (check_workers) with the reason instead of the algorithm failing here
+    # (the worker merge finds no room on 30-point nodes) with the reason instead of the
+    # algorithm failing here
     problem = Problem(hosts(30), dataclasses.replace(LINEAR, workers=2))
     placement = registry.run("locality", problem)
     assert len(placement.nodes_used) > 2
