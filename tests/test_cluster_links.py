@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler_py.bench.cluster_links import host_work, link_check, model_topology
+from scheduler_py.bench.cluster_links import host_work, link_check, model_topology, routed_links
 
 HOSTS = {"198.18.17.1": "h1", "198.18.17.2": "h2", "198.18.18.3": "h3"}
 RACKS = {"h1": "/rack-1", "h2": "/rack-1", "h3": "/rack-2"}
@@ -72,3 +72,29 @@ def test_host_work_follows_the_load_aware_rack_scope():
     uniform = host_work("diamond-cpu", placement, hosts, racks, loadaware=False)
     assert uniform["host_work"] == {"h1": 3.0, "h2": 3.0, "h3": 6.0, "h4": 6.0}
     assert "no model" in host_work("wordcount", {}, hosts, racks, True)["note"]
+
+
+@pytest.mark.parametrize(
+    ("sinks", "busiest_link", "busiest"),
+    [
+        # both slices' sinks on h2, in rack 1 with h1: h2's link in carries both slices (2.0)
+        (["198.18.17.2:6700"] * 2, 2.0, "h2 in"),
+        # the sinks in rack 2: both rack uplinks (half a host link) carry both slices: 2 / 0.5
+        # (ties name the last link: rack 2's way in)
+        (["198.18.18.3:6700"] * 2, 4.0, "/rack-2 in"),
+    ],
+)
+def test_routed_links_follow_the_load_aware_scope(sinks, busiest_link, busiest):
+    # word, exclaim1, exclaim2 of both slices on h1: load-aware routing keeps them on h1, and
+    # only exclaim2 -> exclaim_output_3 leaves it (1 per spout-executor tuple and slice)
+    placement = {
+        "word": ["198.18.17.1:6700"] * 2,
+        "exclaim1": ["198.18.17.1:6700"] * 2,
+        "exclaim2": ["198.18.17.1:6700"] * 2,
+        "exclaim_output_3": sinks,
+        "__acker": ["198.18.17.1:6700"],
+    }
+    routed = routed_links("linear", placement, HOSTS, RACKS, loadaware=True, rack_link=0.5)
+    assert routed["busiest_link"] == pytest.approx(busiest_link)
+    assert routed["busiest"] == busiest
+    assert "no link model" in routed_links("wordcount", {}, HOSTS, RACKS, True, 0.5)["note"]

@@ -106,37 +106,85 @@ def host_work(
     loadaware: bool,
 ) -> dict[str, Any]:
     """The CPU-bound analogue of :func:`link_check`: the tuples each host's user executors
-    handle per spout-executor tuple (a spout executor counts 1), routed as Storm routes them.
-    Flows are followed executor by executor in topological order: a bolt emits on each edge
-    what reaches it, and with load-aware messaging on an emit goes to the targets on the
-    sender's host, else in its rack, else anywhere (``scheduler_py/model/loadaware.py``
-    describes Storm's scopes; one worker per host here), with it off to every target. With
-    the same CPU per tuple in every component (the ``-cpu`` topologies) the busiest host's
-    work bounds the throughput; acking and emitting are not counted."""
+    handle per spout-executor tuple (a spout executor counts 1), routed as Storm routes them
+    (:func:`_flows`). With the same CPU per tuple in every component (the ``-cpu``
+    topologies) the busiest host's work bounds the throughput; acking and emitting are not
+    counted."""
     mapped = _mapped(label, placement, host_of_address, "model")
     if isinstance(mapped, str):
         return {"note": mapped}
-    topology, node_of = mapped
-    received: dict[str, float] = defaultdict(float)
     work = dict.fromkeys(sorted(rack_of_host), 0.0)
+    for host, _, tuples in _flows(*mapped, rack_of_host, loadaware, handled=True):
+        work[host] += tuples
+    busiest = max(work, key=lambda h: (work[h], h))
+    return {"host_work": work, "busiest_host": busiest, "busiest_work": work[busiest]}
+
+
+def routed_links(
+    label: str,
+    placement: Mapping[str, Sequence[str]],
+    host_of_address: Mapping[str, str],
+    rack_of_host: Mapping[str, str],
+    loadaware: bool,
+    rack_link: float,
+) -> dict[str, Any]:
+    """The busiest link under the routing Storm does (:func:`_flows`): every host's link out
+    and in, and every rack's uplink out and in relative to ``rack_link`` × a host link, in
+    tuples per spout-executor tuple. With load-aware messaging on this is the strict-scope
+    routing of an unloaded topology (``scheduler_py/model/loadaware.py``)."""
+    mapped = _mapped(label, placement, host_of_address, "link model")
+    if isinstance(mapped, str):
+        return {"note": mapped}
+    links: dict[str, float] = defaultdict(float)
+    for sender, receiver, amount in _flows(*mapped, rack_of_host, loadaware, handled=False):
+        if sender == receiver:
+            continue
+        links[f"{sender} out"] += amount
+        links[f"{receiver} in"] += amount
+        send_rack, receive_rack = rack_of_host[sender], rack_of_host[receiver]
+        if send_rack != receive_rack:
+            links[f"{send_rack} out"] += amount / rack_link
+            links[f"{receive_rack} in"] += amount / rack_link
+    if not links:
+        return {"busiest_link": 0.0, "busiest": None}
+    busiest = max(links, key=lambda name: (links[name], name))
+    return {"busiest_link": links[busiest], "busiest": busiest}
+
+
+def _flows(
+    topology: Topology,
+    node_of: Mapping[str, str],
+    rack_of_host: Mapping[str, str],
+    loadaware: bool,
+    handled: bool,
+) -> list[tuple[str, str, float]]:
+    """Each spout tuple followed executor by executor in topological order: a bolt emits on
+    each edge what reaches it, and with load-aware messaging on an emit goes to the targets on
+    the sender's host, else in its rack, else anywhere (:func:`_routed`; one worker per host
+    here), with it off to every target. ``(host, host, tuples handled there)`` per executor
+    when ``handled``, else ``(sender host, receiver host, tuples)`` per emit."""
+    received: dict[str, float] = defaultdict(float)
+    result: list[tuple[str, str, float]] = []
     for component in component_order(topology):
         spout = topology.component_by_id[component].is_spout
         targets_of = [e.target for e in topology.merged_edges if e.source == component]
         for executor in topology.executors_of(component):
-            handled = 1.0 if spout else received[executor.id]
+            amount = 1.0 if spout else received[executor.id]
             host = node_of[executor.id]
-            work[host] += handled
+            if handled:
+                result.append((host, host, amount))
             for target in targets_of:
-                candidates = [t.id for t in topology.executors_of(target)]
                 if topology.component_by_id[target].is_system:
                     continue
+                candidates = [t.id for t in topology.executors_of(target)]
                 chosen = (
                     _routed(host, candidates, node_of, rack_of_host) if loadaware else candidates
                 )
                 for receiver in chosen:
-                    received[receiver] += handled / len(chosen)
-    busiest = max(work, key=lambda h: (work[h], h))
-    return {"host_work": work, "busiest_host": busiest, "busiest_work": work[busiest]}
+                    received[receiver] += amount / len(chosen)
+                    if not handled:
+                        result.append((host, node_of[receiver], amount / len(chosen)))
+    return result
 
 
 def _routed(
