@@ -114,7 +114,8 @@ def host_work(
     if isinstance(mapped, str):
         return {"note": mapped}
     work = dict.fromkeys(sorted(rack_of_host), 0.0)
-    for host, _, tuples in _flows(*mapped, rack_of_host, loadaware, handled=True):
+    handled, _ = _flows(*mapped, rack_of_host, loadaware)
+    for host, tuples in handled:
         work[host] += tuples
     busiest = max(work, key=lambda h: (work[h], h))
     return {"host_work": work, "busiest_host": busiest, "busiest_work": work[busiest]}
@@ -136,7 +137,8 @@ def routed_links(
     if isinstance(mapped, str):
         return {"note": mapped}
     links: dict[str, float] = defaultdict(float)
-    for sender, receiver, amount in _flows(*mapped, rack_of_host, loadaware, handled=False):
+    _, emits = _flows(*mapped, rack_of_host, loadaware)
+    for sender, receiver, amount in emits:
         if sender == receiver:
             continue
         links[f"{sender} out"] += amount
@@ -156,23 +158,22 @@ def _flows(
     node_of: Mapping[str, str],
     rack_of_host: Mapping[str, str],
     loadaware: bool,
-    handled: bool,
-) -> list[tuple[str, str, float]]:
+) -> tuple[list[tuple[str, float]], list[tuple[str, str, float]]]:
     """Each spout tuple followed executor by executor in topological order: a bolt emits on
     each edge what reaches it, and with load-aware messaging on an emit goes to the targets on
     the sender's host, else in its rack, else anywhere (:func:`_routed`; one worker per host
-    here), with it off to every target. ``(host, host, tuples handled there)`` per executor
-    when ``handled``, else ``(sender host, receiver host, tuples)`` per emit."""
+    here), with it off to every target. Returns ``(host, tuples handled)`` per executor and
+    ``(sender host, receiver host, tuples)`` per emit."""
     received: dict[str, float] = defaultdict(float)
-    result: list[tuple[str, str, float]] = []
+    handled: list[tuple[str, float]] = []
+    emits: list[tuple[str, str, float]] = []
     for component in component_order(topology):
         spout = topology.component_by_id[component].is_spout
         targets_of = [e.target for e in topology.merged_edges if e.source == component]
         for executor in topology.executors_of(component):
             amount = 1.0 if spout else received[executor.id]
             host = node_of[executor.id]
-            if handled:
-                result.append((host, host, amount))
+            handled.append((host, amount))
             for target in targets_of:
                 if topology.component_by_id[target].is_system:
                     continue
@@ -182,9 +183,8 @@ def _flows(
                 )
                 for receiver in chosen:
                     received[receiver] += amount / len(chosen)
-                    if not handled:
-                        result.append((host, node_of[receiver], amount / len(chosen)))
-    return result
+                    emits.append((host, node_of[receiver], amount / len(chosen)))
+    return handled, emits
 
 
 def _routed(

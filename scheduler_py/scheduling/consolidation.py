@@ -6,14 +6,17 @@ does on big word counts: 200 executors over 83 nodes where 40 workers are allowe
 the topology the brain's placement: the round left it to Storm. :func:`within_workers` keeps
 the algorithm's plan and merges whole workers instead, until the plan fits:
 
-1. the worker with the least declared CPU (ties: fewer executors, then the lower node id and
-   index) is dissolved first: moving it disturbs the plan least;
-2. it joins the worker it exchanges the most traffic with (the uniform pair traffic of
-   :func:`scheduler_py.model.loadaware.uniform_pair_traffic`, declared or measured), among the
-   workers whose node has room for its declared CPU and memory; ties: a worker on the same
-   node, then in the same rack, then the node with the most spare CPU;
-3. when the lightest worker fits nowhere, the next lightest is tried; when none fits, the plan
-   cannot meet ``topology.workers`` and :class:`SchedulingError` says so.
+1. the traffic between every two workers is the uniform pair traffic of
+   :func:`scheduler_py.model.loadaware.uniform_pair_traffic` (declared or measured) summed
+   over their executors;
+2. of the pairs where one worker's executors fit beside the other's (the same node, or room
+   for its declared CPU and memory on the other's node), the pair exchanging the most traffic
+   merges: the lighter worker (least declared CPU, then fewer executors, then the lower node
+   id and index) joins the other, and among equally good pairs the lightest worker in any
+   of them moves; ties for the worker it joins: the same node, then the same
+   rack, then the node with the most spare CPU, then the lower node id and index;
+3. this repeats until ``topology.workers`` is met; when no pair fits, the plan cannot meet it
+   and :class:`SchedulingError` says so.
 
 A merge never separates executors the plan put together, so the traffic kept inside workers
 only grows. The nodes' slots are not a limit: a merge adds no worker.

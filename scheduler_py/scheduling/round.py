@@ -50,7 +50,7 @@ from scheduler_py.model.loadaware import (
 from scheduler_py.model.slots import assign_slots
 from scheduler_py.model.types import Placement, Problem
 from scheduler_py.scheduling.claims import Claims, NodeClaim, usage_of
-from scheduler_py.scheduling.consolidation import within_workers
+from scheduler_py.scheduling.consolidation import within_workers, worker_count
 from scheduler_py.scheduling.interfaces import ArmedPlan, CostSource
 from scheduler_py.scheduling.planning import plan_within
 from scheduler_py.scheduling.state import ClusterState, ExecutorRun, StormExecutor, StormTopology
@@ -320,7 +320,7 @@ def _place(
     record_map: dict[str, tuple[str, int]] = {}
     storm_map: dict[str, tuple[str, int]] = {}
     if view.free_ports is None:
-        workers = len(set(placement.worker_key(e) for e in placement.node_of))
+        workers = worker_count(placement)
     else:
         placement = assign_slots(placement, view.free_ports, view.current_slots)
         workers = check_workers(placement, problem.topology.workers)
