@@ -398,6 +398,7 @@ def test_with_scheduler_changes_only_that_line() -> None:
 def test_restart_setting() -> None:
     assert _settings(BenchOptions())["restart"] == "nimbus"
     assert _settings(BenchOptions(extra={"restart": "cluster"}))["restart"] == "cluster"
+    assert _settings(BenchOptions(extra={"restart": "run"}))["restart"] == "run"
     with pytest.raises(ValueError, match="restart expects"):
         _settings(BenchOptions(extra={"restart": "never"}))
 

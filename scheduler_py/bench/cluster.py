@@ -17,7 +17,9 @@ without our shim; ResourceAwareScheduler, whose strategy is the topology's
 ``topology.scheduler.strategy``; the shim + brain, whose algorithm is the topology's
 ``scheduler.brain.algorithm``). One cluster (the brain always started) whose Nimbus alone is
 restarted with the next class's ``storm.scheduler`` when the class changes
-(``--set restart=nimbus``, the default; ``restart=cluster`` restarts the whole cluster); the
+(``--set restart=nimbus``, the default; ``restart=cluster`` restarts the whole cluster;
+``restart=run`` starts a new cluster for every run, so that every run of DefaultScheduler
+draws its own supervisor-id order: :mod:`scheduler_py.bench.default_orders`); the
 run order (:func:`scheduler_py.bench.cluster_runs.run_order`) alternates classes
 A B C C B A … The
 worker monitor and the aggregation are off for every class (the same data path for all;
@@ -43,8 +45,8 @@ Options (``--set key=value``): ``topologies`` (default linear, diamond, star and
 ``-cpu`` variants), ``schedulers`` (default, ras-default, ras-generic, brain:rstorm, t3,
 online, metis, td, tdls, locality, links, adaptive), ``loadaware`` (on, off or both; default
 both), ``repetitions``
-(3), ``warmup``, ``interval`` (s), ``order`` (serpentine or cycle), ``restart`` (nimbus or
-cluster), ``ready_timeout`` (s), ``emulation``
+(3), ``warmup``, ``interval`` (s), ``order`` (serpentine or cycle), ``restart`` (nimbus,
+cluster or run), ``ready_timeout`` (s), ``emulation``
 (auto, yes, no), ``monitor`` (no), ``supervisors`` (loopback only). ``--quick``: linear ×
 default, ras-default, brain:locality × load-aware on × 2 repetitions, shorter intervals.
 ``brain:adaptive`` (:mod:`scheduler_py.bench.cluster_adaptive`): placed by ``even``, re-placed
@@ -69,8 +71,8 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_py.bench import cluster_adaptive as adaptive
-from scheduler_py.bench import cluster_report, report
-from scheduler_py.bench.cluster_links import link_check
+from scheduler_py.bench import cluster_report, default_orders, report
+from scheduler_py.bench.cluster_links import link_check, routed_links
 from scheduler_py.bench.cluster_report import draw, median_text, progress, tables
 from scheduler_py.bench.cluster_runs import (
     ALL_SCHEDULERS,
@@ -159,6 +161,9 @@ class _BenchCluster(LocalCluster):
         self.spec = spec
         self.spout_components: tuple[str, ...] = ()
         self.hosts: EmulatedHosts | None = None
+        self.instance = 0
+        """Which of the session's cluster starts this is (1, 2, …): runs with the same
+        number share the supervisors, and so their ids."""
 
     def up(self) -> None:
         super().up()
@@ -194,6 +199,16 @@ class _BenchCluster(LocalCluster):
                     f"{process.poll()}); see {self.directory / 'logs' / 'nimbus.log'}"
                 )
             time.sleep(1.0)
+
+    def supervisor_order(self) -> list[str]:
+        """The hosts (emulated host names, else addresses) in the order of their
+        supervisors' ids: the order DefaultScheduler deals its slots in
+        (:mod:`scheduler_py.bench.default_orders`)."""
+        name_of = {h.address: h.name for h in self.hosts.hosts} if self.hosts else {}
+        supervisors = sorted(
+            self.nimbus.cluster_summary()["supervisors"], key=lambda s: s["supervisor_id"]
+        )
+        return [name_of.get(s["host"], s["host"]) for s in supervisors]
 
     def spout_counts(self, name: str) -> dict[str, int]:
         return {
@@ -377,6 +392,7 @@ def _measure(
         "scheduler": key.scheduler,
         "loadaware": key.loadaware,
         "emulated": cluster.hosts is not None,
+        "cluster_instance": cluster.instance,
         "conf": conf,
     }
     cluster.spout_components = topology.spouts
@@ -444,6 +460,9 @@ def _measure(
                 **measured,
             }
         )
+        result["supervisor_order"] = cluster.supervisor_order()
+        if cluster.hosts is not None:
+            result["routed_link"] = _routed_link(cluster.hosts, topology, result, key.loadaware)
         if cluster.hosts is not None and not key.loadaware:
             result["link_model"] = _link_model(cluster.hosts, topology, result)
         if settings["monitor"]:
@@ -478,6 +497,39 @@ def _link_model(
         {h.address: h.name for h in hosts.hosts},
         {h.name: h.rack for h in hosts.hosts},
         result.get("host_sent_bytes") or {},
+        hosts.interrack_mbit / hosts.host_mbit if hosts.host_mbit > 0 else 1.0,
+    )
+
+
+def _default_orders(
+    runs: Sequence[Mapping[str, Any]],
+    rows: Sequence[Mapping[str, Any]],
+    hosts: EmulatedHosts | None,
+) -> list[dict[str, Any]]:
+    """DefaultScheduler over every supervisor-id order, on emulated hosts only
+    (:func:`scheduler_py.bench.default_orders.session_check`)."""
+    if hosts is None:
+        return []
+    return default_orders.session_check(
+        runs,
+        rows,
+        {h.name: h.rack for h in hosts.hosts},
+        hosts.interrack_mbit / hosts.host_mbit if hosts.host_mbit > 0 else 1.0,
+        {h.address: h.name for h in hosts.hosts},
+    )
+
+
+def _routed_link(
+    hosts: EmulatedHosts, topology: TopologySpec, result: Mapping[str, Any], loadaware: bool
+) -> dict[str, Any]:
+    """The busiest link of the run's placement under Storm's routing
+    (:func:`scheduler_py.bench.cluster_links.routed_links`)."""
+    return routed_links(
+        topology.label,
+        result["placement"],
+        {h.address: h.name for h in hosts.hosts},
+        {h.name: h.rack for h in hosts.hosts},
+        loadaware,
         hosts.interrack_mbit / hosts.host_mbit if hosts.host_mbit > 0 else 1.0,
     )
 
@@ -550,6 +602,10 @@ class _Session:
         return env
 
     def ensure(self, spec: SchedulerSpec) -> _BenchCluster:
+        """The cluster for the next run of ``spec``: the current one, the current one with
+        Nimbus restarted for ``spec``'s class, or a new one (``restart``)."""
+        if self.settings["restart"] == "run":
+            self.close()
         if self.cluster is not None and self.cluster_class == spec.cluster_class:
             return self.cluster
         if self.cluster is not None and self.settings["restart"] == "nimbus":
@@ -571,6 +627,7 @@ class _Session:
                 raise RuntimeError("emulation=yes but the cluster has no emulated hosts")
             self.emulation = "no"
         self.start_seconds.append(time.monotonic() - started)
+        cluster.instance = len(self.start_seconds)
         self.hosts = cluster.hosts or self.hosts
         self.cluster, self.cluster_class = cluster, spec.cluster_class
         return cluster
@@ -641,8 +698,8 @@ def _settings(options: BenchOptions) -> dict[str, Any]:
     if emulation not in ("auto", "yes", "no"):
         raise ValueError(f"emulation expects auto, yes or no, got {emulation!r}")
     restart = extra.get("restart", "nimbus")
-    if restart not in ("nimbus", "cluster"):
-        raise ValueError(f"restart expects nimbus or cluster, got {restart!r}")
+    if restart not in ("nimbus", "cluster", "run"):
+        raise ValueError(f"restart expects nimbus, cluster or run, got {restart!r}")
     order = extra.get("order", "serpentine")
     if order not in ("serpentine", "cycle"):
         raise ValueError(f"order expects serpentine or cycle, got {order!r}")
@@ -683,7 +740,8 @@ def run(options: BenchOptions) -> None:
         serpentine=settings["serpentine"],
     )
     starts = cluster_starts(order)
-    restarts = 1 if settings["restart"] == "nimbus" else starts
+    restarts = {"nimbus": 1, "cluster": starts, "run": len(order)}[settings["restart"]]
+    starts = max(starts, restarts)
     estimate = (
         len(order) * (settings["warmup"] + settings["interval"] + RUN_OVERHEAD_S)
         + restarts * CLUSTER_START_S
@@ -721,6 +779,8 @@ def run(options: BenchOptions) -> None:
     tables(rows, settings, emulated)
     checks = cluster_report.model_check(rows)
     link_checks = cluster_report.link_model_check(runs)
+    order_checks = _default_orders(runs, rows, session.hosts)
+    cluster_report.default_orders(order_checks)
     targets = cluster_report.targets(rows, runs, settings, emulated, options.quick, elapsed)
     report.line(
         f"\nwall time {elapsed / 60:.1f} min ({len(runs)} runs, {len(session.start_seconds)} "
@@ -752,6 +812,7 @@ def run(options: BenchOptions) -> None:
             "targets": targets,
             "model_check": checks,
             "link_model_check": link_checks,
+            "default_orders": order_checks,
         }
     )
     report.write_json(json_path, data)

@@ -167,6 +167,47 @@ def link_model_check(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return lines
 
 
+def default_orders(checks: Sequence[Mapping[str, Any]]) -> None:
+    """Print :func:`scheduler_py.bench.default_orders.session_check`: DefaultScheduler's
+    busiest link and predicted throughput over every supervisor-id order, and the measured
+    instances beside it."""
+    if not checks:
+        return
+    report.line()
+    report.line(
+        "DefaultScheduler over every supervisor-id order (EvenScheduler's round-robin; "
+        "scheduler_py/bench/default_orders.py):"
+    )
+    for check in checks:
+        label = f"  {check['topology']} LA {'on' if check['loadaware'] else 'off'}"
+        if not check.get("predicted"):
+            report.line(f"{label}: n/a ({check.get('note') or 'no busiest link measured'})")
+            continue
+        low, high = check["constant_range"]
+        shares = ", ".join(
+            f"{link:g} in {share:.0%} → {fmt(value)}/s" for link, share, value in check["predicted"]
+        )
+        line = (
+            f"{label}: {check['orders']} orders; busiest link {shares} (acked/s × busiest link "
+            f"{fmt(check['constant'])}, {fmt(low)}–{fmt(high)} over the session's runs); "
+            f"median over the orders {fmt(check['predicted_median'])}/s"
+        )
+        if check.get("best_brain"):
+            line += (
+                f"; best brain {check['best_brain']} {fmt(check['best_brain_throughput'])}/s = "
+                f"{ratio(check['best_brain_throughput'], check['predicted_median'])} that median"
+            )
+        report.line(line)
+        for run in check["measured"]:
+            order = " ".join(run["supervisor_order"] or ["?"])
+            modelled = {True: "as modelled", False: "NOT as modelled", None: "not compared"}
+            report.line(
+                f"    run {run['index']} (cluster {run['cluster_instance']}): order {order}, "
+                f"placement {modelled[run['as_modelled']]}, busiest link "
+                f"{fmt(run['busiest_link'])}, {fmt(run['throughput'])} acked/s"
+            )
+
+
 def targets(
     rows: Sequence[Mapping[str, Any]],
     runs: Sequence[Mapping[str, Any]],

@@ -370,6 +370,8 @@ def summarise(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 ),
                 "hosts_median": median(r.get("hosts") for r in ok),
                 "failed_runs": len(members) - len(ok),
+                "instances": len({r["cluster_instance"] for r in ok if "cluster_instance" in r})
+                or None,
                 "left_to_storm_runs": sum(
                     1 for r in ok if r.get("brain_decision") not in (None, "PLACE")
                 ),
@@ -431,9 +433,11 @@ def network_target(
     p99s = [brain["p99_ms_median"], default["p99_ms_median"], ras["p99_ms_median"]]
     p99_ok = None if None in p99s else p99s[0] <= min(p99s[1], p99s[2])
     passed = vs_default >= 1.30 and vs_ras >= 1.10 and p99_ok is not False
+    instances = default.get("instances")
     detail = (
         f"{brain['scheduler']} {vs_default:.2f}× default, {vs_ras:.2f}× {ras['scheduler']}; "
         f"p99 {_ms(p99s[0])} vs {_ms(p99s[1])} / {_ms(p99s[2])}"
+        + ("" if instances is None else f"; default over {instances} cluster instance(s)")
     )
     return passed, detail
 
