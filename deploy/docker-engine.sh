@@ -54,10 +54,16 @@ start() {
     && unavailable "a dockerd runs but does not answer 'docker info' (see its log; stop it and retry)"
   mkdir -p "$DIR"
   log "starting dockerd (log: $LOG)"
-  setsid dockerd --bip 198.19.254.1/24 \
-    --default-address-pool base=198.19.224.0/20,size=24 >"$LOG" 2>&1 </dev/null &
-  echo $! >"$PID_FILE"
+  rm -f "$PID_FILE"
+  # The engine writes its own pid: under job control (set -m) a background job leads its
+  # process group, so setsid forks and $! would be the pid of a setsid that has exited.
+  setsid bash -c 'echo $$ >"$0"; exec dockerd --bip 198.19.254.1/24 \
+    --default-address-pool base=198.19.224.0/20,size=24' "$PID_FILE" >"$LOG" 2>&1 </dev/null &
   local deadline=$((SECONDS + START_TIMEOUT))
+  until [[ -s "$PID_FILE" ]]; do
+    ((SECONDS > deadline)) && unavailable "dockerd was not started within ${START_TIMEOUT}s (no pid in $PID_FILE)"
+    sleep 0.1
+  done
   until answers; do
     if ! our_pid >/dev/null; then
       rm -f "$PID_FILE"
