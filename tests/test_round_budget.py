@@ -12,6 +12,7 @@ import pytest
 from scheduler_py.algorithms import registry
 from scheduler_py.model.budget import Budget
 from scheduler_py.model.errors import BudgetExhaustedError
+from scheduler_py.scheduling import planning
 from scheduler_py.scheduling.planning import plan_within
 from scheduler_py.scheduling.round import RoundConfig
 from scheduler_py.service.server import BrainHandler
@@ -148,3 +149,43 @@ def test_iterating_algorithms_honour_an_expired_budget(algorithm, params):
     generous = registry.run(algorithm, problem, params, budget=Budget.of(600))
     assert dict(generous.node_of) == dict(unlimited.node_of)
     assert not generous.report.get("budget_exhausted")
+
+
+def test_a_round_plans_all_its_topologies_in_one_thread(monkeypatch):
+    started = []
+
+    class Counted(threading.Thread):
+        def start(self):
+            started.append(self.name)
+            super().start()
+
+    monkeypatch.setattr(planning.threading, "Thread", Counted)
+    topologies = [wordcount(f"wc-{i}", conf={"scheduler.brain.algorithm": "td"}) for i in range(6)]
+    snap = snapshot(SUPERVISORS, topologies)
+    snap.timeout_ms = 2000
+    _, decisions = answer(snap, RoundConfig())
+    assert [d.decision for d in decisions] == ["PLACE"] * 6
+    assert len(started) == 1
+
+
+def test_a_worker_abandons_an_overrunning_plan_and_starts_afresh():
+    worker = planning.PlanningWorker()
+    assert worker.run(lambda: "planned", 5.0) == "planned"
+    error = ValueError("a bug")
+
+    def failing():
+        raise error
+
+    assert worker.run(failing, 5.0) is error  # handed to the caller, the thread lives on
+    assert worker.threads_started == 1
+    started = time.monotonic()
+    assert worker.run(lambda: RELEASE.wait(30), 0.05) is None
+    assert time.monotonic() - started < 1.0
+    assert worker.run(lambda: "next", 5.0) == "next"  # not behind the overrunning plan
+    assert worker.threads_started == 2
+    RELEASE.set()
+    worker.close()
+    deadline = time.monotonic() + 5
+    while any(t.name == "next" for t in threading.enumerate()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not any(t.name == "next" for t in threading.enumerate()), "closed: the thread ends"

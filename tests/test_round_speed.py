@@ -17,15 +17,16 @@ from scheduler_py.bench import roundtrip_profile
 from scheduler_py.model.bound import _lp_bound, _undirected_pairs, traffic_bound
 from scheduler_py.model.budget import UNLIMITED
 from scheduler_py.model.errors import InvalidProblemError
-from scheduler_py.model.types import Component, Edge, Node, Problem, Topology
-from scheduler_py.scheduling.claims import NodeClaim
-from scheduler_py.scheduling.round import RoundConfig
+from scheduler_py.model.types import Component, Edge, Node, NodeTable, Problem, Topology
+from scheduler_py.scheduling.claims import Claims, NodeClaim, Usage
+from scheduler_py.scheduling.round import RoundConfig, RoundItem, run_round
 from scheduler_py.scheduling.view import storm_view, supervisors_of
 from scheduler_py.service.server import BrainHandler
 from scheduler_py.service.snapshot import to_state
 from scheduler_py.service.wire import wire
 from tests.brain_server import port_of, serve_brain
 from tests.snapshots import snapshot, supervisor, wordcount
+from tests.test_node_table import assert_same_lookups
 
 
 def _mixed_state(seed: int):
@@ -67,30 +68,35 @@ def test_every_node_is_available_plus_own_usage_minus_claims(seed):
     for topo in state.topologies:
         view = storm_view(state, topo, claimed, None, shared)
         assert view == storm_view(state, topo, claimed)  # shared or per view: the same
-        own: dict[str, list[float]] = {}
-        for run in topo.current:
-            acc = own.setdefault(run.supervisor_id, [0.0, 0.0])
-            acc[0] += 10.0  # wordcount's declared CPU and memory per executor
-            acc[1] += 128.0
-        by_id = {n.id: n for n in view.problem.nodes}
-        assert list(by_id) == sorted(s.id for s in state.supervisors)
-        for sup in state.supervisors:
-            claim = claimed.get(sup.id, NodeClaim())
-            cpu, memory = own.get(sup.id, (0.0, 0.0))
-            ports = {
-                s.port
-                for s in sup.slots
-                if s.topology_id in (None, topo.id)
-                or (s.port in claim.released_ports and s.port not in claim.taken_ports)
-            } - claim.taken_ports
-            assert view.free_ports[sup.id] == tuple(sorted(ports))
-            assert by_id[sup.id] == Node(
-                sup.id,
-                max(0.0, sup.available_cpu + cpu - claim.cpu),
-                len(ports),
-                max(0.0, sup.available_memory_mb + memory - claim.memory_mb),
-                sup.rack or "default-rack",
-            )
+        assert_as_defined(state, topo, claimed, view)
+
+
+def assert_as_defined(state, topo, claimed, view) -> None:
+    """``view``'s nodes and free ports are what scheduling/view.py's docstring defines."""
+    own: dict[str, list[float]] = {}
+    for run in topo.current:
+        acc = own.setdefault(run.supervisor_id, [0.0, 0.0])
+        acc[0] += 10.0  # wordcount's declared CPU and memory per executor
+        acc[1] += 128.0
+    by_id = {n.id: n for n in view.problem.nodes}
+    assert list(by_id) == sorted(s.id for s in state.supervisors)
+    for sup in state.supervisors:
+        claim = claimed.get(sup.id, NodeClaim())
+        cpu, memory = own.get(sup.id, (0.0, 0.0))
+        ports = {
+            s.port
+            for s in sup.slots
+            if s.topology_id in (None, topo.id)
+            or (s.port in claim.released_ports and s.port not in claim.taken_ports)
+        } - claim.taken_ports
+        assert view.free_ports[sup.id] == tuple(sorted(ports))
+        assert by_id[sup.id] == Node(
+            sup.id,
+            max(0.0, sup.available_cpu + cpu - claim.cpu),
+            len(ports),
+            max(0.0, sup.available_memory_mb + memory - claim.memory_mb),
+            sup.rack or "default-rack",
+        )
 
 
 def _chain(parallelism: int, cpu: float) -> Topology:
@@ -199,3 +205,98 @@ def test_a_malformed_executor_still_rejects_its_topology(start, end):
     topo.executors[0].task_start, topo.executors[0].task_end = start, end
     state = to_state(snapshot([supervisor("s")], [topo]))
     assert not state.topologies and "task_" in state.rejected["wc-1"]
+
+
+def _busy_state():
+    """Twelve supervisors, some slots held by four running topologies, four new ones."""
+    owners = {
+        "s00": {6700: "wc-1", 6701: "wc-2"},
+        "s01": {6700: "wc-1"},
+        "s02": {6702: "wc-3", 6703: "other-1"},
+        "s03": {6700: "wc-4"},
+    }
+    sups = [
+        supervisor(f"s{i:02d}", owners=owners.get(f"s{i:02d}"), used_cpu=[0.0, 150.0, 300.0][i % 3])
+        for i in range(12)
+    ]
+    running = {
+        "wc-1": [(t, t, "s00" if t % 2 else "s01", 6700) for t in range(1, 12)],
+        "wc-2": [(t, t, "s00", 6701) for t in range(1, 12)],
+        "wc-3": [(t, t, "s02", 6702) for t in range(1, 6)],  # partly running
+        "wc-4": [(t, t, "s03", 6700) for t in range(1, 12)],
+    }
+    topologies = [wordcount(f"wc-{i}", current=running.get(f"wc-{i}", ())) for i in range(1, 9)]
+    return to_state(snapshot(sups, topologies))
+
+
+def test_each_view_of_a_round_sees_the_nodes_as_defined_after_each_placement():
+    """As topology after topology is placed (and the running ones re-placed, releasing their
+    slots), the round's shared supervisors and node tables give every view the nodes and ports
+    scheduling/view.py defines under the claims so far, the lookups a table computed from
+    scratch has, and the plans of a round whose views are each computed alone."""
+    state = _busy_state()
+    shared = supervisors_of(state)
+    met: list[int] = []
+
+    def builder(topo):
+        def build(claimed):
+            view = storm_view(state, topo, claimed, None, shared)
+            assert view == storm_view(state, topo, claimed)
+            assert_as_defined(state, topo, claimed, view)
+            assert_same_lookups(view.problem.table, NodeTable(tuple(view.problem.nodes)))
+            met.append(len(claimed))
+            return view
+
+        return build
+
+    config = RoundConfig(keep="never")
+    decisions = run_round([RoundItem(t.id, builder(t)) for t in state.topologies], config)
+    assert [d.decision for d in decisions] == ["PLACE"] * 8
+    assert met[0] == 0 and met[-1] > 2  # later topologies met the claims of earlier ones
+    fresh = [
+        RoundItem(t.id, lambda claimed, t=t: storm_view(state, t, claimed))
+        for t in state.topologies
+    ]
+    assert [d.placement for d in run_round(fresh, config)] == [d.placement for d in decisions]
+
+
+def _reference_of_others(records, topology_id):
+    """Claims.of_others as it was: every record summed again, in first-record order."""
+    total: dict[str, NodeClaim] = {}
+    for owner, claims in records.items():
+        if owner == topology_id:
+            continue
+        for node, claim in claims.items():
+            acc = total.setdefault(node, NodeClaim())
+            acc.cpu += claim.cpu
+            acc.memory_mb += claim.memory_mb
+            acc.workers += claim.workers
+            acc.taken_ports |= claim.taken_ports
+            acc.released_ports |= claim.released_ports
+    for acc in total.values():
+        acc.released_ports -= acc.taken_ports
+    return total
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_claims_kept_summed_are_the_claims_summed_again(seed):
+    rng = random.Random(seed)
+    claims = Claims()
+    records: dict[str, dict[str, NodeClaim]] = {}
+    nodes = [f"n{i}" for i in range(6)]
+
+    def usage():
+        return {
+            n: Usage(rng.choice([0.1, 10.0, 33.3]), 128.0, 1, frozenset({rng.choice([1, 2, 3])}))
+            for n in rng.sample(nodes, 2)
+        }
+
+    handed_out = claims.of_others("t0")
+    for index in range(12):
+        topology_id = f"t{rng.randrange(14) if index > 8 else index}"  # some record twice
+        before, after = usage(), usage()
+        claims.record(topology_id, before, after)
+        records[topology_id] = claims._by_topology[topology_id]
+        for asking in (f"t{index + 1}", topology_id, "t0"):
+            assert claims.of_others(asking) == _reference_of_others(records, asking)
+    assert handed_out == {}  # what was handed out is never changed

@@ -62,19 +62,26 @@ def register(
 
 def algorithms() -> dict[str, AlgorithmInfo]:
     """Every registered algorithm, by name (imports all algorithm modules once)."""
-    from scheduler_py import algorithms as package
-
-    package.load_all()
+    _load_all()
     return dict(sorted(_REGISTRY.items()))
 
 
+def _load_all() -> None:
+    from scheduler_py import algorithms as package
+
+    package.load_all()
+
+
 def get(name: str) -> AlgorithmInfo:
-    known = algorithms()
-    if name not in known:
+    """The algorithm registered as ``name`` (a round asks twice per topology: looked up
+    without listing and sorting them all)."""
+    _load_all()
+    info = _REGISTRY.get(name)
+    if info is None:
         raise UnknownAlgorithmError(
-            f"unknown algorithm {name!r}; expected one of: {', '.join(known)}"
+            f"unknown algorithm {name!r}; expected one of: {', '.join(algorithms())}"
         )
-    return known[name]
+    return info
 
 
 def coerce_params(info: AlgorithmInfo, params: Mapping[str, Any] | None) -> dict[str, Any]:

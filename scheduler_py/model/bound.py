@@ -144,7 +144,7 @@ def fewest_nodes(problem: Problem) -> int:
     """The fewest nodes whose CPU can hold the topology (its largest nodes)."""
     need = sum(e.cpu for e in problem.topology.executors)
     held = 0.0
-    for count, capacity in enumerate(sorted((n.cpu for n in problem.nodes), reverse=True), 1):
+    for count, capacity in enumerate(sorted(problem.table.cpu.values(), reverse=True), 1):
         held += capacity
         if held + EPSILON >= need:
             return count
@@ -155,12 +155,14 @@ def _fits_one_node(problem: Problem) -> bool:
     """Whether the whole topology fits the CPU of the largest node (no tolerance), which makes
     ``y ≡ 1`` a feasible point of the collocation LP's capacity rows and of the knapsacks."""
     executors = problem.topology.executors
-    return sum(e.cpu for e in executors) <= max(n.cpu for n in problem.nodes)
+    return sum(e.cpu for e in executors) <= max(problem.table.cpu.values())
 
 
 def _forced_cut_bound(problem: Problem, pairs: dict[tuple[str, str], float], total: float) -> float:
-    components = _components(problem, pairs)
-    forced = fewest_nodes(problem) - components
+    fewest = fewest_nodes(problem)
+    if fewest <= 1:  # no cut: a traffic graph has at least one component
+        return total
+    forced = fewest - _components(problem, pairs)
     if forced <= 0:
         return total
     lightest = sorted(pairs.values())[:forced]

@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from scheduler_py.model.errors import InfeasibleError
-from scheduler_py.model.types import EPSILON, Executor, Node, Problem
+from scheduler_py.model.types import EPSILON, Executor, Node, NodeTable, Problem
 
 
 class CapacityTracker:
@@ -19,6 +19,11 @@ class CapacityTracker:
     """
 
     def __init__(self, nodes: Iterable[Node]) -> None:
+        if isinstance(nodes, NodeTable):  # copies of the lookups it has (or computes once)
+            self.nodes = nodes.by_id.copy()
+            self.cpu = nodes.cpu.copy()
+            self.memory = nodes.memory.copy()
+            return
         self.nodes = {n.id: n for n in nodes}
         self.cpu = {n.id: n.cpu for n in self.nodes.values()}
         self.memory = {n.id: n.memory_mb for n in self.nodes.values()}
@@ -45,9 +50,10 @@ class CapacityTracker:
         return min(pool, key=lambda n: (-self.cpu[n], n))
 
 
-def usable_nodes(problem: Problem) -> tuple[Node, ...]:
-    """Nodes that can host at least one worker of the topology (a free slot)."""
-    return tuple(n for n in problem.nodes if n.slots > 0)
+def usable_nodes(problem: Problem) -> NodeTable:
+    """Nodes that can host at least one worker of the topology (a free slot); computed once
+    per problem (:attr:`~scheduler_py.model.types.Problem.usable_nodes`)."""
+    return problem.usable_nodes
 
 
 def worker_nodes(nodes: Sequence[Node], workers: int) -> list[Node]:
@@ -81,44 +87,50 @@ def check_feasible(problem: Problem) -> None:
             f"({len(problem.nodes)} node(s) known); free slots or add supervisors",
             resource="slots",
         )
-    for resource, attribute, unit in (
-        ("cpu", "cpu", "% CPU"),
-        ("memory", "memory_mb", " MB memory"),
-    ):
-        caps = [getattr(n, attribute) for n in nodes]
-        needs = [getattr(e, attribute) for e in topology.executors]
-        top = max(caps)  # what the best node (most of it, ties: highest id) has
-        if needs and max(needs) > top + EPSILON:
-            best = max(nodes, key=lambda n: (getattr(n, attribute), n.id))
-            need, executor = next(
-                (need, e)
-                for need, e in zip(needs, topology.executors, strict=True)
-                if need > top + EPSILON
-            )
-            raise InfeasibleError(
-                f"topology {topology.id}: component {executor.component} needs "
-                f"{need:.1f}{unit} per executor but the best node "
-                f"{best.id} has {top:.1f}{unit} available; raise the "
-                f"component's parallelism, lower its declared {resource}, or add capacity",
-                resource=resource,
-                component=executor.component,
-                needed=need,
-                best_available=top,
-                best_node=best.id,
-            )
-        needed = sum(needs)
-        available = sum(caps)
-        if needed > available + EPSILON:
-            heaviest = max(topology.components, key=lambda c: (getattr(c, _TOTAL[resource]), c.id))
-            raise InfeasibleError(
-                f"topology {topology.id}: needs {needed:.1f}{unit} in total but the "
-                f"cluster has {available:.1f}{unit} available (largest consumer: component "
-                f"{heaviest.id}); add capacity or lower the topology's load",
-                resource=resource,
-                component=heaviest.id,
-                needed=needed,
-                best_available=available,
-            )
+    executors = topology.executors
+    cpu, memory = list(nodes.cpu.values()), list(nodes.memory.values())
+    _check_resource(problem, "cpu", "% CPU", cpu, [e.cpu for e in executors])
+    _check_resource(problem, "memory", " MB memory", memory, [e.memory_mb for e in executors])
+
+
+def _check_resource(
+    problem: Problem, resource: str, unit: str, caps: list[float], needs: list[float]
+) -> None:
+    """:func:`check_feasible` for one resource: ``caps`` of the usable nodes, ``needs`` of
+    the executors, both in their problem order."""
+    nodes, topology, attribute = usable_nodes(problem), problem.topology, _TOTAL[resource]
+    top = max(caps)  # what the best node (most of it, ties: highest id) has
+    if needs and max(needs) > top + EPSILON:
+        best = max(nodes, key=lambda n: (getattr(n, attribute), n.id))
+        need, executor = next(
+            (need, e)
+            for need, e in zip(needs, topology.executors, strict=True)
+            if need > top + EPSILON
+        )
+        raise InfeasibleError(
+            f"topology {topology.id}: component {executor.component} needs "
+            f"{need:.1f}{unit} per executor but the best node "
+            f"{best.id} has {top:.1f}{unit} available; raise the "
+            f"component's parallelism, lower its declared {resource}, or add capacity",
+            resource=resource,
+            component=executor.component,
+            needed=need,
+            best_available=top,
+            best_node=best.id,
+        )
+    needed = sum(needs)
+    available = sum(caps)
+    if needed > available + EPSILON:
+        heaviest = max(topology.components, key=lambda c: (getattr(c, attribute), c.id))
+        raise InfeasibleError(
+            f"topology {topology.id}: needs {needed:.1f}{unit} in total but the "
+            f"cluster has {available:.1f}{unit} available (largest consumer: component "
+            f"{heaviest.id}); add capacity or lower the topology's load",
+            resource=resource,
+            component=heaviest.id,
+            needed=needed,
+            best_available=available,
+        )
 
 
 _TOTAL = {"cpu": "cpu", "memory": "memory_mb"}

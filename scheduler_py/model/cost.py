@@ -106,8 +106,8 @@ def total_traffic(topology: Topology) -> float:
 
 def node_loads(problem: Problem, node_of: Mapping[str, str]) -> tuple[dict, dict]:
     """CPU and memory placed on every node of the problem (0 for unused nodes)."""
-    cpu = {n.id: 0.0 for n in problem.nodes}
-    memory = {n.id: 0.0 for n in problem.nodes}
+    cpu = problem.table.zeros.copy()
+    memory = problem.table.zeros.copy()
     by_id = problem.topology.executor_by_id
     for executor, node in node_of.items():
         if executor in by_id and node in cpu:
@@ -150,9 +150,8 @@ def _violations(
     used = set(placement.node_of.values())
     if bad := sorted({n for n in used if n not in nodes}):
         found.append(f"placement names unknown node(s) {bad}; known: {sorted(nodes)}")
-    for node in problem.nodes:
-        if node.id not in used:
-            continue
+    for node_id in problem.in_node_order(used):
+        node = nodes[node_id]
         node_cpu, node_memory = cpu.get(node.id, 0.0), memory.get(node.id, 0.0)
         if node_cpu > node.cpu + EPSILON:
             found.append(f"node {node.id}: CPU {node_cpu:.2f} exceeds capacity {node.cpu:.2f}")
@@ -195,10 +194,6 @@ def evaluate(problem: Problem, placement: Placement) -> Evaluation:
         intra_worker = _uniform_collocated(topology, in_worker)
     total = total_traffic(topology)
     cpu, memory = node_loads(problem, node_of)
-    utilisation = [
-        cpu[n.id] / n.cpu if n.cpu > 0 else (0.0 if cpu[n.id] <= EPSILON else float("inf"))
-        for n in problem.nodes
-    ]
     workers = _workers_per_node(placement)
     return Evaluation(
         imc_gain=phi,
@@ -209,11 +204,32 @@ def evaluate(problem: Problem, placement: Placement) -> Evaluation:
         node_memory=memory,
         node_workers=workers,
         max_node_load=max(cpu.values(), default=0.0),
-        max_node_utilisation=max(utilisation, default=0.0),
+        max_node_utilisation=_max_utilisation(problem, node_of, cpu),
         nodes_used=len(set(node_of.values())),
         workers_used=sum(workers.values()),
         violations=tuple(_violations(problem, placement, cpu, memory, workers)),
     )
+
+
+def _max_utilisation(
+    problem: Problem, node_of: Mapping[str, str], cpu: Mapping[str, float]
+) -> float:
+    """The largest CPU load / capacity over the problem's nodes, looking only at the nodes
+    ``node_of`` uses: every other node's is 0 (``max`` over all nodes in problem order, NaN
+    included, gives the same)."""
+    used = problem.in_node_order(node_of.values())
+    nodes = problem.node_by_id
+    values = [_utilisation(cpu[n], nodes[n].cpu) for n in used]
+    if len(used) == len(problem.nodes):
+        return max(values, default=0.0)
+    first_used = bool(used) and used[0] == problem.nodes[0].id
+    return max([*values, 0.0] if first_used else [0.0, *values])
+
+
+def _utilisation(load: float, capacity: float) -> float:
+    if capacity > 0:
+        return load / capacity
+    return 0.0 if load <= EPSILON else float("inf")
 
 
 def _clip(items: list[str], limit: int = 8) -> str:

@@ -29,13 +29,18 @@ from scheduler_py.model.flows import declared_weights
 from scheduler_py.model.types import Placement, Problem, Topology
 
 PairTraffic = Mapping[tuple[str, str], float]
+Weights = Mapping[tuple[str, str], float]
+"""per merged edge ``(source, target)``: :func:`~scheduler_py.model.flows.declared_weights`"""
 
 SHUFFLE_LIKE = frozenset({"shuffle", "local_or_shuffle", "none"})
 """Groupings Storm routes through ``LoadAwareShuffleGrouping`` when load-aware messaging is on."""
 
 
-def _outflows(topology: Topology) -> dict[tuple[str, str], dict[str, float]]:
-    """``(source component, target component) -> {source executor: rate}``."""
+def _outflows(
+    topology: Topology, weights: Weights | None
+) -> dict[tuple[str, str], dict[str, float]]:
+    """``(source component, target component) -> {source executor: rate}``; ``weights``:
+    :func:`~scheduler_py.model.flows.declared_weights` of ``topology`` when known."""
     result: dict[tuple[str, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
     if topology.has_measured_traffic:
         component = {e.id: e.component for e in topology.executors}
@@ -43,7 +48,8 @@ def _outflows(topology: Topology) -> dict[tuple[str, str], dict[str, float]]:
             if src in component and dst in component:
                 result[(component[src], component[dst])][src] += rate
         return result
-    weights = declared_weights(topology)
+    if weights is None:
+        weights = declared_weights(topology)
     for edge in topology.merged_edges:
         sources = topology.executors_of(edge.source)
         for source in sources:
@@ -52,20 +58,26 @@ def _outflows(topology: Topology) -> dict[tuple[str, str], dict[str, float]]:
     return result
 
 
-def loadaware_pair_traffic(problem: Problem, placement: Placement) -> dict[tuple[str, str], float]:
-    """Traffic per executor pair when shuffle-like edges prefer the narrowest locality scope."""
+def loadaware_pair_traffic(
+    problem: Problem, placement: Placement, weights: Weights | None = None
+) -> dict[tuple[str, str], float]:
+    """Traffic per executor pair when shuffle-like edges prefer the narrowest locality scope;
+    ``weights``: the topology's :func:`~scheduler_py.model.flows.declared_weights` when the
+    caller has them already."""
     topology = problem.topology
-    rack_of = {n.id: n.rack for n in problem.nodes}
+    nodes = problem.node_by_id  # the racks of the nodes the placement uses are all it needs
+    rack_of = {n: nodes[n].rack for n in set(placement.node_of.values()) if n in nodes}
     grouping = {(e.source, e.target): e.grouping for e in topology.merged_edges}
     node_of = placement.node_of
     pairs: dict[tuple[str, str], float] = defaultdict(float)
-    for (source_comp, target_comp), outflow in _outflows(topology).items():
+    for (source_comp, target_comp), outflow in _outflows(topology, weights).items():
         targets = [t.id for t in topology.executors_of(target_comp)]
         shuffle = grouping.get((source_comp, target_comp), "shuffle") in SHUFFLE_LIKE
         for source, rate in outflow.items():
             chosen = _scope(source, targets, placement, rack_of) if shuffle else targets
+            share = rate / len(chosen)
             for target in chosen:
-                pairs[(source, target)] += rate / len(chosen)
+                pairs[(source, target)] += share
     return {pair: rate for pair, rate in pairs.items() if rate > 0 and pair[0] in node_of}
 
 
@@ -88,8 +100,8 @@ def _scope(
 
 def crossing_traffic(placement: Placement, pairs: PairTraffic) -> float:
     """The traffic of ``pairs`` between executors on different nodes of ``placement``."""
-    node_of = placement.node_of
-    return sum(rate for (src, dst), rate in pairs.items() if node_of.get(src) != node_of.get(dst))
+    node = placement.node_of.get
+    return sum(rate for (src, dst), rate in pairs.items() if node(src) != node(dst))
 
 
 def crossing_workers(placement: Placement, pairs: PairTraffic) -> float:
@@ -107,14 +119,18 @@ def loadaware_internode_traffic(problem: Problem, placement: Placement) -> float
     return crossing_traffic(placement, loadaware_pair_traffic(problem, placement))
 
 
-def uniform_pair_traffic(problem: Problem) -> dict[tuple[str, str], float]:
+def uniform_pair_traffic(
+    problem: Problem, weights: Weights | None = None
+) -> dict[tuple[str, str], float]:
     """Traffic per executor pair with every shuffle uniform (paper 000 §2.2, Eq. 1): measured
-    pairs, else each edge's :func:`~scheduler_py.model.flows.declared_weights` split evenly
-    over its executor pairs, whatever the placement."""
+    pairs, else each edge's :func:`~scheduler_py.model.flows.declared_weights` (``weights``
+    when the caller has them already) split evenly over its executor pairs, whatever the
+    placement."""
     topology = problem.topology
     if topology.has_measured_traffic:
         return {(src, dst): rate for src, dst, rate in topology.pair_traffics()}
-    weights = declared_weights(topology)
+    if weights is None:
+        weights = declared_weights(topology)
     pairs: dict[tuple[str, str], float] = defaultdict(float)
     for edge in topology.merged_edges:
         sources, targets = topology.executors_of(edge.source), topology.executors_of(edge.target)
@@ -132,13 +148,14 @@ def user_internode_share(
     carry small tuples, not the payload) that crosses nodes under the routing ``pairs``;
     ``None`` when user executors exchange nothing."""
     topology = problem.topology
-    system = {e.id for e in topology.executors if topology.component_by_id[e.component].is_system}
-    node_of = placement.node_of
+    system_components = {c.id for c in topology.components if c.is_system}
+    system = {e.id for e in topology.executors if e.component in system_components}
+    node = placement.node_of.get
     total = crossing = 0.0
     for (src, dst), rate in pairs.items():
-        if src in system or dst in system:
+        if system and (src in system or dst in system):
             continue
         total += rate
-        if node_of.get(src) != node_of.get(dst):
+        if node(src) != node(dst):
             crossing += rate
     return crossing / total if total > 0 else None

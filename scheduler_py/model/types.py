@@ -15,10 +15,17 @@ replayed and compared (see :mod:`scheduler_py.model.io_json`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import math
+from bisect import bisect_left, insort
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from heapq import heapify
+from operator import itemgetter
 from types import MappingProxyType
+from typing import TypeVar
+
+_V = TypeVar("_V")
 
 EPSILON = 1e-9
 """Tolerance of every capacity comparison (``docs/algorithms/000-topdown.md`` §6.1: 3 × 33.33 must
@@ -173,9 +180,16 @@ class Topology:
         return MappingProxyType({e.id: e for e in self.executors})
 
     def executors_of(self, component: str) -> tuple[Executor, ...]:
-        comp = self.component_by_id[component]
-        by_id = self.executor_by_id
-        return tuple(by_id[executor_id(component, i)] for i in range(comp.parallelism))
+        """The executors of ``component`` (a declared one), index ascending."""
+        return self._executors_by_component[component]
+
+    @cached_property
+    def _executors_by_component(self) -> Mapping[str, tuple[Executor, ...]]:
+        """:attr:`executors` grouped by component (they come grouped, index ascending)."""
+        grouped: dict[str, list[Executor]] = {c.id: [] for c in self.components}
+        for executor in self.executors:
+            grouped[executor.component].append(executor)
+        return MappingProxyType({c: tuple(e) for c, e in grouped.items()})
 
     @cached_property
     def merged_edges(self) -> tuple[Edge, ...]:
@@ -265,6 +279,125 @@ class Placement:
         return set(self.node_of.values())
 
 
+class NodeTable(tuple[Node, ...]):
+    """A tuple of nodes with the lookups planning needs, derivable from a table that differs
+    in a few nodes without going over all of them.
+
+    A scheduling round (``scheduler_py/scheduling/round.py``) plans many topologies on the same
+    nodes, each seeing them minus what the topologies before it claimed: tuples that differ
+    in a few nodes. Each problem needs the same lookups — the position and the node of every
+    id, CPU and memory by id, the heap of spare CPU topDown's node pool starts from
+    (``scheduler_py/algorithms/topdown/groups.py``) and the usable nodes (a free slot) with
+    the same lookups. A table computes each on first use; :meth:`replaced` derives a table
+    from copies of its own (C copies of dicts and lists) and updates for the nodes replaced,
+    so that a round computes them once per claim rather than once per topology. Derived or
+    computed, a table's lookups are the same (``tests/test_node_table.py``).
+    :class:`Problem` keeps a table it is given and makes one of any other tuple.
+    """
+
+    def __reduce__(self) -> tuple[type[NodeTable], tuple[tuple[Node, ...]]]:
+        return (NodeTable, (tuple(self),))  # the lookups are computed again when needed
+
+    @cached_property
+    def position(self) -> Mapping[str, int]:
+        """Node id -> its position (one entry per node: :class:`Problem` checks the count)."""
+        return MappingProxyType({n.id: i for i, n in enumerate(self)})
+
+    @cached_property
+    def by_id(self) -> Mapping[str, Node]:
+        return MappingProxyType({n.id: n for n in self})
+
+    @cached_property
+    def cpu(self) -> Mapping[str, float]:
+        """Node id -> its CPU, in table order."""
+        return MappingProxyType({n.id: n.cpu for n in self})
+
+    @cached_property
+    def memory(self) -> Mapping[str, float]:
+        """Node id -> its memory (MB), in table order."""
+        return MappingProxyType({n.id: n.memory_mb for n in self})
+
+    @cached_property
+    def zeros(self) -> Mapping[str, float]:
+        """Node id -> 0.0, in table order: per-node sums start from a copy."""
+        return MappingProxyType(dict.fromkeys(self.position, 0.0))
+
+    @cached_property
+    def heap(self) -> tuple[tuple[float, str], ...]:
+        """``(-cpu, id)`` of every node as a min-heap (:mod:`heapq`): the most spare CPU
+        first, ties to the lower id, to start a node pool from. Sorted (a sorted list is a
+        heap, and :meth:`replaced` keeps it sorted in O(log n) per node) unless a CPU is
+        NaN, which has no order: then arranged by :func:`heapq.heapify`, as a node pool
+        always did (``scheduler_py/algorithms/topdown/groups.py``)."""
+        entries = [(-n.cpu, n.id) for n in self]
+        if math.isnan(sum(map(itemgetter(0), entries))):  # capacities >= 0: no inf - inf
+            heapify(entries)
+        else:
+            entries.sort()
+        return tuple(entries)
+
+    @property
+    def usable(self) -> NodeTable:
+        """The nodes that can host a worker (a free slot), in table order."""
+        subset = self._usable
+        return self if subset is None else subset
+
+    @cached_property
+    def _usable(self) -> NodeTable | None:
+        """``None`` when every node is usable (:attr:`usable` is then the table itself)."""
+        usable = [n for n in self if n.slots > 0]
+        return None if len(usable) == len(self) else NodeTable(usable)
+
+    def replaced(self, nodes: Iterable[Node]) -> NodeTable:
+        """This table with each of ``nodes`` in place of the node of the same id (an unknown
+        id raises :class:`KeyError`); its lookups derived from this table's."""
+        changed = {node.id: node for node in nodes}
+        if not changed:
+            return self
+        position = self.position
+        items = list(self)
+        old = {nid: items[position[nid]] for nid in changed}
+        for nid, node in changed.items():
+            items[position[nid]] = node
+        table = NodeTable(items)
+        derived = table.__dict__
+        derived["position"] = position
+        derived["zeros"] = self.zeros  # the same ids
+        derived["by_id"] = _updated(self.by_id, changed)
+        derived["cpu"] = _updated(self.cpu, {nid: n.cpu for nid, n in changed.items()})
+        derived["memory"] = _updated(self.memory, {nid: n.memory_mb for nid, n in changed.items()})
+        if not math.isnan(sum(self.cpu.values())):  # this table's heap is sorted
+            heap = _reheaped(self.heap, old.values(), changed.values())
+            if heap is not None:
+                derived["heap"] = heap
+        if all((n.slots > 0) == (old[nid].slots > 0) for nid, n in changed.items()):
+            subset = self._usable  # the same nodes are usable
+            kept = [n for n in changed.values() if n.slots > 0]
+            derived["_usable"] = None if subset is None else subset.replaced(kept)
+        return table
+
+
+def _updated(mapping: Mapping[str, _V], changes: Mapping[str, _V]) -> Mapping[str, _V]:
+    """A read-only copy of ``mapping`` with the values of ``changes``."""
+    copy = mapping.copy() if isinstance(mapping, MappingProxyType) else dict(mapping)
+    copy.update(changes)
+    return MappingProxyType(copy)
+
+
+def _reheaped(
+    heap: tuple[tuple[float, str], ...], removed: Iterable[Node], added: Iterable[Node]
+) -> tuple[tuple[float, str], ...] | None:
+    """``heap`` (sorted) with the entries of ``removed`` replaced by those of ``added``, still
+    sorted; ``None`` when a CPU is NaN (:attr:`NodeTable.heap` then computes it again)."""
+    entries = list(heap)
+    for old, new in zip(removed, added, strict=True):
+        if math.isnan(old.cpu) or math.isnan(new.cpu):
+            return None
+        del entries[bisect_left(entries, (-old.cpu, old.id))]
+        insort(entries, (-new.cpu, new.id))
+    return tuple(entries)
+
+
 @dataclass(frozen=True)
 class Problem:
     """One topology to place on a set of nodes, optionally with its current placement.
@@ -279,13 +412,35 @@ class Problem:
     current: Placement | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "nodes", tuple(self.nodes))
-        ids = [n.id for n in self.nodes]
-        if len(set(ids)) != len(ids):
-            raise ValueError(f"duplicate node ids in {ids}")
+        if not isinstance(self.nodes, NodeTable):
+            object.__setattr__(self, "nodes", NodeTable(self.nodes))
+        if len(self.nodes.position) != len(self.nodes):
+            raise ValueError(f"duplicate node ids in {[n.id for n in self.nodes]}")
         if not self.nodes:
             raise ValueError("a problem needs at least one node")
 
-    @cached_property
+    @property
+    def table(self) -> NodeTable:
+        """:attr:`nodes` with their lookups (:class:`NodeTable`)."""
+        return self.nodes  # type: ignore[return-value]  # __post_init__ made it one
+
+    @property
     def node_by_id(self) -> Mapping[str, Node]:
-        return MappingProxyType({n.id: n for n in self.nodes})
+        return self.table.by_id
+
+    @property
+    def node_index(self) -> Mapping[str, int]:
+        """Node id -> its position in :attr:`nodes`: lists the few nodes a placement uses in
+        problem order without going over all of them."""
+        return self.table.position
+
+    @property
+    def usable_nodes(self) -> NodeTable:
+        """The nodes that can host a worker (a free slot), in problem order
+        (:func:`scheduler_py.model.capacity.usable_nodes`)."""
+        return self.table.usable
+
+    def in_node_order(self, node_ids: Iterable[str]) -> list[str]:
+        """The ids of ``node_ids`` that are nodes of the problem, in problem order."""
+        index = self.node_index
+        return sorted((n for n in set(node_ids) if n in index), key=index.__getitem__)

@@ -23,6 +23,15 @@ topology at a time — by the reconfiguration controller's re-plans
 6. **fallback per topology**: anything that goes wrong for one topology — unknown algorithm,
    infeasible, a bug — becomes LEAVE_TO_STORM with the reason; other topologies keep theirs.
 
+Every topology is planned in the round's one planning thread
+(:class:`~scheduler_py.scheduling.planning.PlanningWorker`), and its view is derived from the
+one before it: only the nodes whose claims changed since, and those where it runs or holds a
+slot, are computed again, with the lookups the algorithms need
+(:class:`~scheduler_py.scheduling.view.ClaimedNodes`,
+:class:`~scheduler_py.model.types.NodeTable`), so that per topology the round does work in
+proportion to the topology rather than to the cluster (``README.md``, the Nimbus round trip:
+1,000 executors in 50 topologies on 500 nodes in a third to a half of the time it took).
+
 The round's budget is the shim's timeout (``scheduler.brain.timeout.ms``, sent in the
 snapshot) minus a margin for the Thrift exchange and the shim's validation; each topology
 still to plan gets an equal share of what is left (at most ``scheduler.brain.budget.ms``).
@@ -36,11 +45,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from scheduler_py.algorithms import registry
 from scheduler_py.config import keys
 from scheduler_py.model.bound import estimated_pairs, traffic_bound
 from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.cost import evaluate, violations
 from scheduler_py.model.errors import SchedulingError
+from scheduler_py.model.flows import declared_weights
 from scheduler_py.model.loadaware import (
     crossing_traffic,
     loadaware_pair_traffic,
@@ -49,10 +60,10 @@ from scheduler_py.model.loadaware import (
 )
 from scheduler_py.model.slots import assign_slots
 from scheduler_py.model.types import Placement, Problem
-from scheduler_py.scheduling.claims import Claims, NodeClaim, usage_of
+from scheduler_py.scheduling.claims import Claims, NodeClaim, problem_usage
 from scheduler_py.scheduling.consolidation import within_workers, worker_count
 from scheduler_py.scheduling.interfaces import ArmedPlan, CostSource
-from scheduler_py.scheduling.planning import plan_within
+from scheduler_py.scheduling.planning import PlanningWorker, plan_within
 from scheduler_py.scheduling.state import ClusterState, ExecutorRun, StormExecutor, StormTopology
 from scheduler_py.scheduling.view import Supervisors, TopologyView, storm_view, supervisors_of
 
@@ -191,6 +202,15 @@ def run_round(
     """The loop of the module docstring over ``items``, in their order."""
     if config.keep not in KEEP_MODES:
         raise SchedulingError(f"keep must be one of {KEEP_MODES}, found {config.keep!r}")
+    # a process's first round imports every algorithm (about 0.2 s): not in a topology's share
+    registry.algorithms()
+    with PlanningWorker() as worker:
+        return _run_items(items, config, budget, worker)
+
+
+def _run_items(
+    items: Sequence[RoundItem], config: RoundConfig, budget: Budget, worker: PlanningWorker
+) -> list[TopologyDecision]:
     claims = Claims()
     decisions = []
     for index, item in enumerate(items):
@@ -209,13 +229,13 @@ def run_round(
         if kept is not None:
             decisions.append(kept)
             continue
-        decision = _plan(view, config, budget, len(items) - index)
+        decision = _plan(view, config, budget, len(items) - index, worker)
         last = index == len(items) - 1  # no topology after it would see its claims
         if decision.plan is not None and decision.decision == PLACE and not last:
             claims.record(
                 item.topology_id,
                 view.current_usage(),
-                usage_of(view.problem.nodes, view.problem.topology, decision.plan),
+                problem_usage(view.problem, decision.plan),
             )
         decisions.append(decision)
     return decisions
@@ -284,14 +304,18 @@ def check_workers(placement: Placement, allowed: int) -> int:
 
 
 def _plan(
-    view: TopologyView, config: RoundConfig, round_left: Budget, topologies_left: int
+    view: TopologyView,
+    config: RoundConfig,
+    round_left: Budget,
+    topologies_left: int,
+    worker: PlanningWorker,
 ) -> TopologyDecision:
     topology_id = view.topology_id
     algorithm = ""
     try:
         algorithm, params = choose_algorithm(view.conf, config)
         budget = _share(round_left, topologies_left, view.conf)
-        return _place(view, config, algorithm, params, budget)
+        return _place(view, config, algorithm, params, budget, worker)
     except SchedulingError as error:
         reason = f"{algorithm}: {error}" if algorithm else str(error)
         log.warning("topology %s left to Storm: %s", topology_id, reason)
@@ -310,10 +334,11 @@ def _place(
     algorithm: str,
     params: Mapping[str, Any],
     budget: Budget,
+    worker: PlanningWorker,
 ) -> TopologyDecision:
     problem = view.problem
     started = time.perf_counter()
-    outcome = plan_within(problem, algorithm, params, budget, config.fallback_algorithm)
+    outcome = plan_within(problem, algorithm, params, budget, config.fallback_algorithm, worker)
     planning_secs = time.perf_counter() - started
     placement = within_workers(problem, outcome.placement, problem.topology.workers)
     runs: list[ExecutorRun] = []
@@ -394,12 +419,14 @@ def routing_summary(problem: Problem, placement: Placement) -> dict[str, float |
     too much time."""
     if estimated_pairs(problem) > ROUND_ROUTING_PAIRS:
         return dict.fromkeys(ROUTING_FIELDS)
-    routed = loadaware_pair_traffic(problem, placement)
+    topology = problem.topology
+    weights = None if topology.has_measured_traffic else declared_weights(topology)  # once
+    routed = loadaware_pair_traffic(problem, placement, weights)
     return {
         "internode_traffic_loadaware": crossing_traffic(placement, routed),
         "user_internode_share_loadaware": user_internode_share(problem, placement, routed),
         "user_internode_share_uniform": user_internode_share(
-            problem, placement, uniform_pair_traffic(problem)
+            problem, placement, uniform_pair_traffic(problem, weights)
         ),
     }
 

@@ -36,13 +36,14 @@ from scheduler_py.model.types import (
     Component,
     Edge,
     Node,
+    NodeTable,
     Placement,
     Problem,
     Topology,
     WorkerSlot,
     executor_id,
 )
-from scheduler_py.scheduling.claims import NodeClaim, Usage, subtract, usage_of
+from scheduler_py.scheduling.claims import NodeClaim, Usage, problem_usage, subtract
 from scheduler_py.scheduling.interfaces import CostSource
 from scheduler_py.scheduling.state import (
     ClusterState,
@@ -88,7 +89,7 @@ class TopologyView:
         return set(self.problem.topology.executor_by_id) <= set(current.node_of)
 
     def current_usage(self) -> dict[str, Usage]:
-        return usage_of(self.problem.nodes, self.problem.topology, self.problem.current)
+        return problem_usage(self.problem, self.problem.current)
 
 
 # --------------------------------------------------------------------------- Storm topologies
@@ -106,20 +107,109 @@ class Supervisors:
     unowned: Mapping[str, tuple[Node, tuple[int, ...]]]
     """supervisor id -> its node and free ports, for supervisors none of whose slots a
     topology holds: what a topology that runs nothing there and meets no claim there sees"""
+    holding: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """topology id -> the supervisors where it holds a slot"""
+    claimed: ClaimedNodes | None = field(default=None, compare=False, repr=False)
+    """the nodes under the claims the last view met (:class:`ClaimedNodes`)"""
 
 
 def supervisors_of(state: ClusterState) -> Supervisors:
     """The :class:`Supervisors` of ``state`` (see :func:`storm_view`)."""
     unowned: dict[str, tuple[Node, tuple[int, ...]]] = {}
+    holding: dict[str, set[str]] = {}
     for sup in state.supervisors:
         if all(s.topology_id in (None, "") for s in sup.slots):
             ports = tuple(sorted({s.port for s in sup.slots}))
             unowned[sup.id] = (_node(sup, ports, 0.0, 0.0, NodeClaim()), ports)
+        for slot in sup.slots:
+            if slot.topology_id not in (None, ""):
+                holding.setdefault(slot.topology_id, set()).add(sup.id)
+    ordered = tuple(sorted(state.supervisors, key=lambda s: s.id))
     return Supervisors(
-        ordered=tuple(sorted(state.supervisors, key=lambda s: s.id)),
+        ordered=ordered,
         alive=frozenset(s.id for s in state.supervisors),
         unowned=unowned,
+        holding={topology: frozenset(sups) for topology, sups in holding.items()},
+        claimed=ClaimedNodes(ordered, unowned),
     )
+
+
+class ClaimedNodes:
+    """The nodes (in :attr:`Supervisors.ordered` order) and free ports of every supervisor
+    as a topology that holds no slot and runs nothing sees them under some claims of a round
+    (:mod:`scheduler_py.scheduling.claims`).
+
+    :meth:`under` brings them up to date with the claims a view meets — recomputing only the
+    supervisors whose claim changed since the last call, which in a round are the few the
+    topologies planned in between claimed — and :func:`storm_view` then replaces the nodes
+    where its topology runs or holds a slot. The nodes are a
+    :class:`~scheduler_py.model.types.NodeTable`, whose lookups (usable nodes, CPU by node,
+    the node pool's heap) follow the replaced nodes too: a round over many topologies
+    computes each node and its lookups once per claim instead of once per topology.
+    """
+
+    def __init__(
+        self,
+        ordered: tuple[StormSupervisor, ...],
+        unowned: Mapping[str, tuple[Node, tuple[int, ...]]],
+    ) -> None:
+        self.ordered = ordered
+        nodes: list[Node] = []
+        self.ports: dict[str, tuple[int, ...]] = {}
+        for sup in ordered:
+            node, ports = unowned.get(sup.id) or _seen(sup, None, NodeClaim(), (0.0, 0.0))
+            nodes.append(node)
+            self.ports[sup.id] = ports
+        self.nodes = NodeTable(nodes)
+        self._met: dict[str, NodeClaim] = {}
+        """the claims :attr:`nodes` reflect (a round's claims are never changed once handed
+        out: :class:`~scheduler_py.scheduling.claims.Claims`)"""
+
+    def under(
+        self, claimed: Mapping[str, NodeClaim]
+    ) -> tuple[NodeTable, dict[str, tuple[int, ...]]]:
+        """The nodes and a copy of the free ports (by supervisor id) under ``claimed``."""
+        met = self._met
+        changed = [sid for sid in met if sid not in claimed]
+        changed += [
+            sid
+            for sid, claim in claimed.items()
+            if met.get(sid) is not claim and met.get(sid) != claim
+        ]
+        position = self.nodes.position
+        renewed = []
+        for sid in changed:
+            claim = claimed.get(sid)
+            if claim is None:
+                del met[sid]
+            else:
+                met[sid] = claim
+            index = position.get(sid)
+            if index is not None:
+                node, ports = _seen(self.ordered[index], None, claim or NodeClaim(), (0.0, 0.0))
+                renewed.append(node)
+                self.ports[sid] = ports
+        self.nodes = self.nodes.replaced(renewed)
+        return self.nodes, dict(self.ports)
+
+
+def _seen(
+    sup: StormSupervisor,
+    topology_id: str | None,
+    claim: NodeClaim,
+    own: tuple[float, float],
+) -> tuple[Node, tuple[int, ...]]:
+    """``sup``'s node and free ports for topology ``topology_id`` (``None``: one that holds
+    no slot) using ``own`` (CPU, memory) there, under ``claim``."""
+    ports = {
+        s.port
+        for s in sup.slots
+        if s.topology_id in (None, "", topology_id)
+        or (s.port in claim.released_ports and s.port not in claim.taken_ports)
+    }
+    ports -= claim.taken_ports
+    free = tuple(sorted(ports))
+    return _node(sup, free, own[0], own[1], claim), free
 
 
 def _node(
@@ -143,7 +233,9 @@ def storm_view(
 ) -> TopologyView:
     """The model problem of ``topo`` in ``state``, with ``claimed`` (the other topologies'
     claims so far this round) taken off the capacity it sees; ``supervisors``: the round's
-    :func:`supervisors_of` ``state``, computed here when not given."""
+    :func:`supervisors_of` ``state``, computed here when not given. Views that share
+    ``supervisors`` compare the claims they meet by identity first (:class:`ClaimedNodes`): a
+    claim handed to one is not changed afterwards, as a round's never are."""
     claimed = claimed or {}
     if supervisors is None:
         supervisors = supervisors_of(state)
@@ -207,25 +299,7 @@ def storm_view(
 
     own = _declared_usage(topo)
     alive = supervisors.alive
-    nodes = []
-    free_ports: dict[str, tuple[int, ...]] = {}
-    for sup in supervisors.ordered:
-        unowned = supervisors.unowned.get(sup.id)
-        if unowned is not None and sup.id not in own and sup.id not in claimed:
-            nodes.append(unowned[0])
-            free_ports[sup.id] = unowned[1]
-            continue
-        own_cpu, own_mem = own.get(sup.id, (0.0, 0.0))
-        claim = claimed.get(sup.id, NodeClaim())
-        ports = {
-            s.port
-            for s in sup.slots
-            if s.topology_id in (None, "", topo.id)
-            or (s.port in claim.released_ports and s.port not in claim.taken_ports)
-        }
-        ports -= claim.taken_ports
-        free_ports[sup.id] = tuple(sorted(ports))
-        nodes.append(_node(sup, free_ports[sup.id], own_cpu, own_mem, claim))
+    nodes, free_ports = _nodes_of(topo.id, own, claimed, supervisors)
     nodes = _apply_node_cap(nodes, topology, conf)
     nodes = _apply_balance(nodes, topology, conf)
 
@@ -243,7 +317,7 @@ def storm_view(
             slot_of=current_slots,
         )
     return TopologyView(
-        problem=Problem(tuple(nodes), topology, current),
+        problem=Problem(nodes, topology, current),
         storm_executor=storm_executor,
         component_of=component_of,
         storm_executors=storm_executors,
@@ -253,6 +327,32 @@ def storm_view(
         needs_scheduling=topo.needs_scheduling,
         costs=cost_note,
     )
+
+
+def _nodes_of(
+    topology_id: str,
+    own: Mapping[str, tuple[float, float]],
+    claimed: Mapping[str, NodeClaim],
+    supervisors: Supervisors,
+) -> tuple[NodeTable, dict[str, tuple[int, ...]]]:
+    """The nodes (in :attr:`Supervisors.ordered` order) and free ports topology
+    ``topology_id`` sees, using ``own`` (supervisor id -> its CPU and memory there), under
+    ``claimed``: the round's shared :class:`ClaimedNodes`, with the supervisors where the
+    topology runs or holds a slot replaced."""
+    shared = supervisors.claimed
+    if shared is None:
+        shared = ClaimedNodes(supervisors.ordered, supervisors.unowned)
+    table, free_ports = shared.under(claimed)
+    position = table.position
+    replaced = []
+    for sid in own.keys() | supervisors.holding.get(topology_id, frozenset()):
+        index = position.get(sid)
+        if index is not None:
+            claim = claimed.get(sid, NodeClaim())
+            node, ports = _seen(shared.ordered[index], topology_id, claim, own.get(sid, (0.0, 0.0)))
+            replaced.append(node)
+            free_ports[sid] = ports
+    return table.replaced(replaced), free_ports
 
 
 def _declared_usage(topo: StormTopology) -> dict[str, tuple[float, float]]:
@@ -267,7 +367,9 @@ def _declared_usage(topo: StormTopology) -> dict[str, tuple[float, float]]:
     return usage
 
 
-def _apply_node_cap(nodes: list[Node], topology: Topology, conf: Mapping[str, Any]) -> list[Node]:
+def _apply_node_cap(
+    nodes: tuple[Node, ...], topology: Topology, conf: Mapping[str, Any]
+) -> tuple[Node, ...]:
     """``scheduler.brain.node.cpu.cap``: the most CPU (% of a core) the topology may use on
     one node — the utilisation target μ (paper 000 §7.4 caps nodes at 400 %)."""
     raw = conf.get(keys.NODE_CPU_CAP.name)
@@ -282,10 +384,12 @@ def _apply_node_cap(nodes: list[Node], topology: Topology, conf: Mapping[str, An
             f"topology {topology.id}: {keys.NODE_CPU_CAP.name} must be a CPU percentage > 0 "
             f"(100 = one core), found {raw!r}"
         )
-    return [replace(n, cpu=min(n.cpu, cap)) for n in nodes]
+    return tuple(replace(n, cpu=min(n.cpu, cap)) for n in nodes)
 
 
-def _apply_balance(nodes: list[Node], topology: Topology, conf: Mapping[str, Any]) -> list[Node]:
+def _apply_balance(
+    nodes: tuple[Node, ...], topology: Topology, conf: Mapping[str, Any]
+) -> tuple[Node, ...]:
     """Paper 000 §2.2 load-balancing mode: each node offers at most α · (topology CPU) /
     (usable nodes), at least the largest executor."""
     name = keys.BALANCE_ALPHA.name
@@ -304,7 +408,7 @@ def _apply_balance(nodes: list[Node], topology: Topology, conf: Mapping[str, Any
     if not usable:
         return nodes
     cap = max(alpha * topology.total_cpu / len(usable), max(e.cpu for e in topology.executors))
-    return [replace(n, cpu=min(n.cpu, cap)) for n in nodes]
+    return tuple(replace(n, cpu=min(n.cpu, cap)) for n in nodes)
 
 
 # --------------------------------------------------------------------------- documents

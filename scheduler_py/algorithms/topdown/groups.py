@@ -19,12 +19,13 @@
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from heapq import heapify, heappop, heappush
 
 from scheduler_py.model.capacity import CapacityTracker, check_feasible, usable_nodes
 from scheduler_py.model.errors import InfeasibleError
-from scheduler_py.model.types import EPSILON, Executor, Node, Problem, Topology
+from scheduler_py.model.types import EPSILON, Executor, Node, NodeTable, Problem, Topology
 
 INF = float("inf")
 BIG = 1 << 62
@@ -130,12 +131,16 @@ class NodePool:
         self.mem = self.tracker.memory
         self.init_cpu = dict(self.cpu)
         self.init_mem = dict(self.mem)
-        self.used_cpu = dict.fromkeys(self.cpu, 0.0)
-        self.used_mem = dict.fromkeys(self.cpu, 0.0)
         self.mem_bound = any(m != INF for m in self.mem.values())
-        self.members: dict[str, list] = {nid: [] for nid in self.cpu}
-        self.heap = [(-c, nid) for nid, c in self.cpu.items()]
-        heapify(self.heap)
+        self.members: dict[str, list] = defaultdict(list)  # a node's list made when first used
+        if isinstance(nodes, NodeTable):  # copies of what the table has (or computes once)
+            self.used_cpu, self.used_mem = nodes.zeros.copy(), nodes.zeros.copy()
+            self.heap = list(nodes.heap)
+        else:
+            self.used_cpu = dict.fromkeys(self.cpu, 0.0)
+            self.used_mem = dict.fromkeys(self.cpu, 0.0)
+            self.heap = [(-c, nid) for nid, c in self.cpu.items()]
+            heapify(self.heap)
         self.merges = 0
 
     def top(self) -> str:
