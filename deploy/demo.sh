@@ -10,7 +10,7 @@
 #      DEMO_NODE_CAP % CPU for it;
 #   2. the split bolts become cheap (a control file the topology re-reads every second);
 #   3. the change trigger fires, the controller drains the topology, Nimbus applies the
-#      brain's `td` plan (everything in one worker now that it fits), the topology resumes;
+#      brain's `tdls` plan (everything in one worker now that it fits), the topology resumes;
 #      the history and the measured inter-worker traffic before/after are printed.
 #
 # The demo's story is the load change, so the one-off re-plan on the first measurements
