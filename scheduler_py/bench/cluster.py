@@ -204,7 +204,7 @@ class _BenchCluster(LocalCluster):
         """The hosts (emulated host names, else addresses) in the order of their
         supervisors' ids: the order DefaultScheduler deals its slots in
         (:mod:`scheduler_py.bench.default_orders`)."""
-        name_of = {h.address: h.name for h in self.hosts.hosts} if self.hosts else {}
+        name_of = _host_of_address(self.hosts) if self.hosts else {}
         supervisors = sorted(
             self.nimbus.cluster_summary()["supervisors"], key=lambda s: s["supervisor_id"]
         )
@@ -487,6 +487,19 @@ def _measure(
     return result
 
 
+def _host_of_address(hosts: EmulatedHosts) -> dict[str, str]:
+    return {h.address: h.name for h in hosts.hosts}
+
+
+def _rack_of_host(hosts: EmulatedHosts) -> dict[str, str]:
+    return {h.name: h.rack for h in hosts.hosts}
+
+
+def _rack_link(hosts: EmulatedHosts) -> float:
+    """The rack uplink's bandwidth as a share of a host link's (the link models' unit)."""
+    return hosts.interrack_mbit / hosts.host_mbit if hosts.host_mbit > 0 else 1.0
+
+
 def _link_model(
     hosts: EmulatedHosts, topology: TopologySpec, result: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -494,10 +507,10 @@ def _link_model(
     return link_check(
         topology.label,
         result["placement"],
-        {h.address: h.name for h in hosts.hosts},
-        {h.name: h.rack for h in hosts.hosts},
+        _host_of_address(hosts),
+        _rack_of_host(hosts),
         result.get("host_sent_bytes") or {},
-        hosts.interrack_mbit / hosts.host_mbit if hosts.host_mbit > 0 else 1.0,
+        _rack_link(hosts),
     )
 
 
@@ -513,9 +526,9 @@ def _default_orders(
     return default_orders.session_check(
         runs,
         rows,
-        {h.name: h.rack for h in hosts.hosts},
-        hosts.interrack_mbit / hosts.host_mbit if hosts.host_mbit > 0 else 1.0,
-        {h.address: h.name for h in hosts.hosts},
+        _rack_of_host(hosts),
+        _rack_link(hosts),
+        _host_of_address(hosts),
     )
 
 
@@ -527,10 +540,10 @@ def _routed_link(
     return routed_links(
         topology.label,
         result["placement"],
-        {h.address: h.name for h in hosts.hosts},
-        {h.name: h.rack for h in hosts.hosts},
+        _host_of_address(hosts),
+        _rack_of_host(hosts),
         loadaware,
-        hosts.interrack_mbit / hosts.host_mbit if hosts.host_mbit > 0 else 1.0,
+        _rack_link(hosts),
     )
 
 
