@@ -19,6 +19,7 @@ tuples/s was constant within ±9 % over every scheduler's runs
 from __future__ import annotations
 
 import itertools
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -82,9 +83,7 @@ def link_distribution(
     DefaultScheduler's placement over every order of the hosts ``rack_of_host``:
     ``{"orders": n, "links": {busiest link: share of the orders}}``, or ``{"note": why}``."""
     hosts = sorted(rack_of_host)
-    count = 1
-    for k in range(2, len(hosts) + 1):
-        count *= k
+    count = math.factorial(len(hosts))
     if count > MAX_ORDERS:
         return {"note": f"{len(hosts)} hosts: {count} orders, more than {MAX_ORDERS}"}
     if model_topology(label) is None:
