@@ -86,6 +86,7 @@ def dashboard(tmp_path_factory):
     second = snapshot(sups, [wordcount(current=current, needs_scheduling=False)], round_=42)
     second.timestamp_ms = now_ms
     handler.schedule(second)
+    assert handler.flush_plan_log(), "the plan log writer did not write rounds 41-42 in 10 s"
     server, address = serve_brain(handler)
     measured = aggregate() | {"computed_at_ms": int(time.time() * 1000) - 5000}
     brain = ThriftBrain(address, lambda: ensure_secret().value)

@@ -215,12 +215,14 @@ def test_a_round_later_than_the_shims_timeout_records_none_of_its_decisions(tmp_
         reply = handler.schedule(late)
     assert reply.plans[0].decision == wire().Decision.PLACE  # the reply still goes out
     assert "round 1 took" in caplog.text and "longer than the shim waits" in caplog.text
+    assert handler.flush_plan_log(), "the plan log writer did not finish within 10 s"
     assert not plan_log.exists()
     assert json.loads(handler.status())["rounds_seen"] == 0
     assert controller.rounds == []
     in_time = snapshot(SUPERVISORS, [wordcount()], round_=2)
     in_time.timeout_ms = 10_000
     handler.schedule(in_time)
+    assert handler.flush_plan_log(), "the plan log writer did not write round 2 within 10 s"
     assert [json.loads(line)["round"] for line in plan_log.read_text().splitlines()] == [2]
     assert json.loads(handler.status())["rounds_seen"] == 1
     assert controller.rounds == [2]

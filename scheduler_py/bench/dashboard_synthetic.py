@@ -168,6 +168,7 @@ def build(
     placements = _placements(handler.schedule(first))
     second, _ = _snapshot(executors, hosts, racks, 2, placements)
     handler.schedule(second)
+    handler.close()  # the plan log is written
     status = json.loads(handler.status())
     _grow_plan_log(log_path, plan_log)
     where = {p.executor.task_start: (p.supervisor_id, p.port) for p in placements}

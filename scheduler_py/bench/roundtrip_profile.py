@@ -183,6 +183,7 @@ def measure(
         seconds, cpu, reply = one_round(handler, request)
         if profiler is not None:
             profiler.disable()
+        handler.close()  # the plan log's writing, after the reply as in serve: not timed
         times.append((seconds, cpu))
         others = [p.reason for p in reply.plans if p.decision != wire().Decision.PLACE]
         if others:

@@ -47,7 +47,7 @@ from scheduler_py.reconfig.drain import check_drain
 from scheduler_py.reconfig.trigger import TriggerConfig
 from scheduler_py.scheduling.interfaces import ArmedPlan, LiveWorker, TopologyControl
 from scheduler_py.scheduling.proposal import Proposal
-from scheduler_py.scheduling.round import routing_summary
+from scheduler_py.scheduling.routing import routing_summary
 from scheduler_py.scheduling.state import ClusterState
 
 log = logging.getLogger(__name__)

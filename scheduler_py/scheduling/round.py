@@ -39,6 +39,7 @@ still to plan gets an equal share of what is left (at most ``scheduler.brain.bud
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -47,23 +48,17 @@ from typing import Any
 
 from scheduler_py.algorithms import registry
 from scheduler_py.config import keys
-from scheduler_py.model.bound import estimated_pairs, traffic_bound
+from scheduler_py.model.bound import traffic_bound
 from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.cost import evaluate, violations
 from scheduler_py.model.errors import SchedulingError
-from scheduler_py.model.flows import declared_weights
-from scheduler_py.model.loadaware import (
-    crossing_traffic,
-    loadaware_pair_traffic,
-    uniform_pair_traffic,
-    user_internode_share,
-)
 from scheduler_py.model.slots import assign_slots
-from scheduler_py.model.types import Placement, Problem
+from scheduler_py.model.types import Placement
 from scheduler_py.scheduling.claims import Claims, NodeClaim, problem_usage
 from scheduler_py.scheduling.consolidation import within_workers, worker_count
 from scheduler_py.scheduling.interfaces import ArmedPlan, CostSource
 from scheduler_py.scheduling.planning import PlanningWorker, plan_within
+from scheduler_py.scheduling.routing import ROUTING_FIELDS, DeferredSummary, routing_summary
 from scheduler_py.scheduling.state import ClusterState, ExecutorRun, StormExecutor, StormTopology
 from scheduler_py.scheduling.view import Supervisors, TopologyView, storm_view, supervisors_of
 
@@ -81,10 +76,6 @@ ROUND_BOUND_MIN_SECS = 0.002
 ROUND_BOUND_PAIRS = 20_000
 """above this many communicating executor pairs a round reports no bound (listing the pairs
 alone would take longer than a round may; ``scheduler-py plan`` bounds any size)"""
-ROUND_ROUTING_PAIRS = 2_000
-"""above this many communicating executor pairs a round leaves out the routing summary
-(:func:`routing_summary`: it lists every pair twice, about 9 ms per 10,000 pairs, for numbers
-only the plan log shows; 10,000 executors in 50 topologies spent half the round on it)"""
 DEFAULT_ROUND_BUDGET_SECS = 1.5
 """When the shim does not send its timeout: 75 % of Storm's default 2 s."""
 
@@ -379,16 +370,18 @@ def _place(
         reason = f"{reason}; workers merged {merged} to meet topology.workers"
     if outcome.note:
         reason = f"{outcome.note}; {reason}"
-    summary = (
+    ready = (
         evaluation.summary()
         | bound.summary(evaluation.imc_gain)
         | {"seconds": placement.report.get("seconds", 0.0), "costs": view.costs}
-        | routing_summary(problem, placement)
     )
     if outcome.note:
-        summary["budget_note"] = outcome.note
+        ready["budget_note"] = outcome.note
     if merged:
-        summary["workers_merged"] = merged
+        ready["workers_merged"] = merged
+    summary = DeferredSummary(
+        ready, ROUTING_FIELDS, functools.partial(routing_summary, problem, placement)
+    )
     return TopologyDecision(
         problem.topology.id,
         PLACE,
@@ -409,33 +402,6 @@ def _bound_budget(budget: Budget, planning_secs: float) -> Budget:
     share = budget.share(BOUND_SHARE)
     longest = max(ROUND_BOUND_MIN_SECS, planning_secs)
     return share if share.remaining() <= longest else Budget.of(longest)
-
-
-def routing_summary(problem: Problem, placement: Placement) -> dict[str, float | None]:
-    """Inter-node traffic as Storm's locality-aware shuffle would route it, and the share of
-    the user executors' traffic crossing nodes under that routing and under the uniform split
-    (:mod:`scheduler_py.model.loadaware`; ``bench cluster`` turns the shares into bytes).
-    ``None`` above :data:`ROUND_ROUTING_PAIRS` executor pairs, where it would cost the round
-    too much time."""
-    if estimated_pairs(problem) > ROUND_ROUTING_PAIRS:
-        return dict.fromkeys(ROUTING_FIELDS)
-    topology = problem.topology
-    weights = None if topology.has_measured_traffic else declared_weights(topology)  # once
-    routed = loadaware_pair_traffic(problem, placement, weights)
-    return {
-        "internode_traffic_loadaware": crossing_traffic(placement, routed),
-        "user_internode_share_loadaware": user_internode_share(problem, placement, routed),
-        "user_internode_share_uniform": user_internode_share(
-            problem, placement, uniform_pair_traffic(problem, weights)
-        ),
-    }
-
-
-ROUTING_FIELDS = (
-    "internode_traffic_loadaware",
-    "user_internode_share_loadaware",
-    "user_internode_share_uniform",
-)
 
 
 def _armed(item: RoundItem) -> TopologyDecision | None:

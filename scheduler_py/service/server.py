@@ -6,10 +6,12 @@ to_reply`. The reconfiguration controller, when one runs, is reached only throug
 :class:`~scheduler_py.scheduling.interfaces.ReconfigurationPort`. Framed transport + binary
 protocol, like the shim. Every reply is also appended to a JSON
 lines *plan log* (one object per topology decision) so operators and ``make demo`` can see
-what the brain planned; the log is the only state the service writes. ``status`` answers
-what the last round saw and decided (``scheduler_py/scheduling/status.py``, read by the
-dashboard). A ``replan`` that changes a topology, and pausing or resuming the automatic trigger
-(``set_trigger_paused``), must carry the operator secret (``scheduler_py/service/auth.py``).
+what the brain planned, by a writer thread once the reply is out
+(``scheduler_py/service/plan_log.py``); the log is the only state the service writes.
+``status`` answers what the last round saw and decided
+(``scheduler_py/scheduling/status.py``, read by the dashboard). A ``replan`` that changes a
+topology, and pausing or resuming the automatic trigger (``set_trigger_paused``), must carry
+the operator secret (``scheduler_py/service/auth.py``).
 
 A round that took longer than the shim waits (the snapshot's ``timeout_ms``; the shim's
 ``BrainClient`` gives up then and the round falls back to DefaultScheduler) is *late*: its
@@ -42,6 +44,7 @@ from scheduler_py.scheduling.round import KEEP, PLACE, RoundConfig, TopologyDeci
 from scheduler_py.scheduling.state import ClusterState
 from scheduler_py.scheduling.status import count_fallbacks, status_document
 from scheduler_py.service.auth import SECRET_ENV, OperatorSecret
+from scheduler_py.service.plan_log import FLUSH_SECS, PlanLogWriter
 from scheduler_py.service.snapshot import to_reply, to_state
 from scheduler_py.service.wire import wire
 
@@ -63,6 +66,7 @@ class BrainHandler:
     ) -> None:
         self.config = config
         self.plan_log = plan_log
+        self._plan_writer = PlanLogWriter(plan_log) if plan_log is not None else None
         self.controller = controller
         self.operator_secret = operator_secret
         """what a changing call must carry; ``None``: every changing call is refused"""
@@ -213,6 +217,7 @@ class BrainHandler:
             self._last_seconds = seconds
             self._rounds += 1
             self._fallbacks += count_fallbacks(decisions)
+            logged = []
             for decision in decisions:
                 if decision.decision == KEEP:
                     continue
@@ -230,19 +235,25 @@ class BrainHandler:
                         decision.topology_id,
                         decision.reason,
                     )
-                self._append(state, decision, seconds)
+                logged.append(decision)
+            if self._plan_writer is not None:
+                self._plan_writer.append(
+                    logged,
+                    {
+                        "round": state.round,
+                        "timestamp_ms": state.timestamp_ms,
+                        "round_seconds": seconds,
+                    },
+                )
 
-    def _append(self, state: ClusterState, decision: TopologyDecision, seconds: float) -> None:
-        if self.plan_log is None:
-            return
-        entry = decision.log_entry() | {
-            "round": state.round,
-            "timestamp_ms": state.timestamp_ms,
-            "round_seconds": seconds,
-        }
-        self.plan_log.parent.mkdir(parents=True, exist_ok=True)
-        with self.plan_log.open("a", encoding="utf-8") as out:
-            out.write(json.dumps(entry, sort_keys=True, default=str) + "\n")
+    def flush_plan_log(self, timeout: float = FLUSH_SECS) -> bool:
+        """Wait until the plan log holds every decision recorded so far (tests, shutdown)."""
+        return self._plan_writer is None or self._plan_writer.flush(timeout)
+
+    def close(self) -> None:
+        """Write what the plan log still has queued and stop its writer."""
+        if self._plan_writer is not None:
+            self._plan_writer.close()
 
 
 @contextmanager
@@ -430,6 +441,7 @@ def serve(
     try:
         server.serve()
     finally:
+        handler.close()
         if controller is not None:
             controller.stop()
         if measured is not None:
