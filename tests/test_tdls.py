@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from scheduler_py.algorithms import registry
 from scheduler_py.algorithms.topdown import tdls
+from scheduler_py.bench.generators import section73_instance
 from scheduler_py.model.cost import imc_gain, violations
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
 from scheduler_py.model.types import Component, Edge, Node, Problem, Topology
@@ -219,3 +220,24 @@ def measure(graphs: int = 200, **params) -> None:  # pragma: no cover - manual b
             f"CPU {cpu[name] / graphs * 1000:.3f} ms/graph"
         )
     print(f"dp    CPU {cpu['opt'] / graphs * 1000:.2f} ms/graph")
+
+
+def test_improve_starts_from_any_feasible_plan_and_never_loses_traffic():
+    for seed in range(6):
+        problem = section73_instance(seed)
+        for start in ("metis", "rstorm", "td"):
+            base = registry.run(start, problem)
+            better = tdls.improve(problem, base, origin=start)
+            assert not violations(problem, better)
+            assert imc_gain(problem.topology, better.node_of) + 1e-9 >= imc_gain(
+                problem.topology, base.node_of
+            )
+            assert better.report["start"] == start
+
+
+def test_improve_stops_after_the_stalled_rounds():
+    problem = section73_instance(0)
+    best = registry.run("tdls", problem)
+    again = tdls.improve(problem, best, origin="tdls", max_rounds=10_000, stall_rounds=7, seed=1)
+    assert again.report["rounds"] - again.report["accepted"] >= 7
+    assert again.report["rounds"] < 10_000

@@ -1,19 +1,29 @@
 """``auto``: every applicable algorithm within one time budget, the best plan under the cost
-model kept (ours).
+model kept, then improved by local search (ours).
 
 The candidates of :data:`CANDIDATES` run one after another, fast ones first; ``tdls`` (the
 best single algorithm on the §7.3 class) gets half of what is left, every other one an even
 share of it (:meth:`~scheduler_py.model.budget.Budget.share`), so a fast algorithm leaves its
-unused time to the next. Candidates that ignore their budget and were measured to take
-minutes on large topologies are skipped above :data:`SLOW_ABOVE` executors (``bench scale``:
-``online`` 372 s at 1,000 executors, ``t3`` over 400 s at 10,000), and no candidate starts
-once the budget is spent. Every plan is verified by
+unused time to the next. Candidates that cannot stop at a budget are started only where they
+were measured to fit (``bench scale``, ``README.md`` "Planning at scale"): ``online`` and
+``t3`` not above :data:`SLOW_ABOVE` executors (``online`` took 372 s at 1,000 executors,
+``t3`` 45 s on a 1,000-executor word count), ``metis`` and ``albic`` only when
+:data:`SECONDS_PER_PAIR` times the topology's communicating pairs fits what is left. No
+candidate starts once the budget is spent. Every plan is verified by
 :func:`~scheduler_py.algorithms.registry.run` (a candidate that fails or does not apply is
 recorded with its reason and skipped) and evaluated with the shared cost model
-(``scheduler_py/model/cost.py``). The best plan keeps the most traffic on-node (φ, paper 000
-§3); ties — within :data:`TIE` of each other — go to the plan that moves fewer executors off
-their current node (when the topology runs), then to fewer nodes, then to the lower maximum
-node load. The report names the winner, the runner-up and every candidate's numbers.
+(``scheduler_py/model/cost.py``).
+
+**Refinement.** With time left, the best plan so far is handed to ``tdls``'s local search
+(:func:`scheduler_py.algorithms.topdown.tdls.improve`: moves, swaps, merges and perturbations
+in the group-count form) until the budget ends; it never lowers φ. Measured on
+``layered-1000x50`` (``bench scale``): ``metis`` 701 → 724, ``td`` 453 → 715 in 1 s.
+
+The best plan keeps the most traffic on-node (φ, paper 000 §3); ties — within :data:`TIE` of
+each other — go to the plan that moves fewer executors off their current node (when the
+topology runs), then to fewer nodes, then to the lower maximum node load. The report names
+the winner (``refined <name>`` when the refinement improved it), the runner-up and every
+candidate's numbers.
 
 Because ``td`` is a candidate and runs first, ``auto`` keeps at least as much traffic as
 ``td`` whenever ``td`` finishes within its share.
@@ -21,24 +31,47 @@ Because ``td`` is a candidate and runs first, ``auto`` keeps at least as much tr
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from scheduler_py.algorithms import registry
+from scheduler_py.algorithms.topdown.tdls import improve
+from scheduler_py.model.bound import estimated_pairs
 from scheduler_py.model.budget import UNLIMITED, Budget
-from scheduler_py.model.cost import Evaluation, evaluate
+from scheduler_py.model.cost import Evaluation, evaluate, violations
 from scheduler_py.model.errors import BudgetExhaustedError, SchedulingError
 from scheduler_py.model.types import Placement, Problem
 
-CANDIDATES = ("td", "tdls", "rstorm", "t3", "online", "metis", "pipeline", "albic", "even")
-"""in running order: fast single passes first, then the searches (tdls, albic)"""
+CANDIDATES = ("td", "metis", "tdls", "rstorm", "pipeline", "even", "t3", "online", "albic")
+"""in running order: those that won on ``bench scale``'s instances first (td, metis, the
+search tdls), then the single passes that win only on small topologies, then the slower ones
+(checking and evaluating a plan of 1,000 executors takes tens of milliseconds, so the order
+decides what a short budget reaches)"""
 TIE = 1e-9
 """relative difference in kept traffic under which two plans count as equal"""
 MIN_SHARE_SECS = 0.005
 """a candidate is not started with less than this left"""
+CANDIDATES_SHARE = 0.5
+"""of the budget for the candidates; the refinement has the rest (and what they leave)"""
 SEARCH_SHARE = {"tdls": 0.5}
 """candidates given this share of what is left instead of an even one"""
-SLOW_ABOVE = {"online": 500, "t3": 2_000}
-"""executors above which a candidate that ignores its budget is not tried"""
+SLOW_ABOVE = {"online": 100, "t3": 100}
+"""executors above which a candidate that ignores its budget is not tried (``bench scale``,
+topologies of ``shared-1000x50``: t3 0.39 s at 218 executors, online 0.40 s at 312)"""
+SECONDS_PER_PAIR = {"metis": 5e-6, "albic": 1.2e-5}
+"""what a candidate that ignores its budget takes per communicating executor pair, about
+(``bench scale`` on the 2-core machine of ``README.md``: metis 0.26 s for the 48,037 pairs of
+``layered-1000x50`` and 1.1 s for the 240,000 of ``wordcount-1000x50``; albic 0.58 s and
+2.2 s): it is started only when that estimate fits what is left for the candidates"""
+REFINE_MIN_SECS = 0.02
+"""the refinement is not started with less than this left"""
+REFINE_ROUNDS = 1_000
+"""perturbation rounds of the refinement at most"""
+REFINE_STALL_ROUNDS = 50
+"""the refinement stops after this many perturbation rounds in a row without a better plan"""
+REFINE_EVALUATIONS = 10_000_000
+"""neighbour evaluations of the refinement at most (``tdls``'s default, 200,000, stopped its
+search on ``layered-1000x50`` at 614 where 1 s of search reaches 715)"""
 
 
 def _rank(problem: Problem, placement: Placement, evaluation: Evaluation) -> tuple:
@@ -60,9 +93,9 @@ def _better(a: tuple, b: tuple) -> bool:
 @registry.register(
     "auto",
     paper="ours: a portfolio of the registered algorithms under the cost model of 000 §3",
-    summary="Runs td, tdls, rstorm, t3, online, metis, pipeline, albic and even within the "
-    "time budget and keeps the plan with the most on-node traffic (ties: fewer moves, "
-    "fewer nodes).",
+    summary="Runs td, metis, tdls, rstorm, pipeline, t3, online, albic and even within the "
+    "time budget, keeps the plan with the most on-node traffic (ties: fewer moves, "
+    "fewer nodes) and improves it by tdls's local search for the time left.",
     params={
         "seconds": (5.0, "time budget when the caller gives none (the round always does)"),
         "candidates": (",".join(CANDIDATES), "comma-separated algorithms to try, in order"),
@@ -86,8 +119,10 @@ def plan(
     tried: dict[str, dict[str, Any]] = {}
     ranked: list[tuple[tuple, str, Placement, Evaluation]] = []
     executors = len(problem.topology.executors)
+    pairs = estimated_pairs(problem)
+    phase = own.share(CANDIDATES_SHARE)
     for index, name in enumerate(names):
-        if own.remaining() < MIN_SHARE_SECS:
+        if phase.remaining() < MIN_SHARE_SECS:
             tried[name] = {"skipped": "no time left in the budget"}
             continue
         if executors > SLOW_ABOVE.get(name, executors):
@@ -96,7 +131,14 @@ def plan(
                 f"{SLOW_ABOVE[name]} executors"
             }
             continue
-        share = own.share(SEARCH_SHARE.get(name, 1.0 / (len(names) - index)))
+        estimate = SECONDS_PER_PAIR.get(name, 0.0) * pairs
+        if estimate > phase.remaining():
+            tried[name] = {
+                "skipped": f"ignores its time budget and would take about {estimate:.2f} s "
+                f"for {pairs} communicating pairs, more than the {phase.remaining():.2f} s left"
+            }
+            continue
+        share = phase.share(SEARCH_SHARE.get(name, 1.0 / (len(names) - index)))
         try:
             placement = registry.run(name, problem, budget=share)
         except BudgetExhaustedError as error:
@@ -105,14 +147,9 @@ def plan(
         except SchedulingError as error:
             tried[name] = {"skipped": str(error)}
             continue
-        evaluation = evaluate(problem, placement)
-        tried[name] = {
-            "imc_gain": evaluation.imc_gain,
-            "nodes_used": evaluation.nodes_used,
-            "max_node_load": evaluation.max_node_load,
-            "seconds": placement.report.get("seconds"),
-        }
-        ranked.append((_rank(problem, placement, evaluation), name, placement, evaluation))
+        _record(problem, name, placement, tried, ranked)
+    if ranked and own.remaining() >= REFINE_MIN_SECS:
+        _refine(problem, _best(ranked), own, tried, ranked)
     if not ranked:
         reasons = "; ".join(f"{n}: {t.get('skipped')}" for n, t in tried.items())
         raise BudgetExhaustedError(f"auto: no candidate produced a plan ({reasons})")
@@ -131,6 +168,60 @@ def plan(
         worker_of=best[2].worker_of,
         report=report,
     )
+
+
+def _record(
+    problem: Problem,
+    name: str,
+    placement: Placement,
+    tried: dict[str, dict[str, Any]],
+    ranked: list[tuple[tuple, str, Placement, Evaluation]],
+) -> None:
+    evaluation = evaluate(problem, placement)
+    tried[name] = {
+        "imc_gain": evaluation.imc_gain,
+        "nodes_used": evaluation.nodes_used,
+        "max_node_load": evaluation.max_node_load,
+        "seconds": placement.report.get("seconds"),
+    }
+    ranked.append((_rank(problem, placement, evaluation), name, placement, evaluation))
+
+
+def _refine(
+    problem: Problem,
+    best: tuple[tuple, str, Placement, Evaluation],
+    budget: Budget,
+    tried: dict[str, dict[str, Any]],
+    ranked: list[tuple[tuple, str, Placement, Evaluation]],
+) -> None:
+    """``tdls``'s local search from the best plan, for the rest of the budget; kept as the
+    candidate ``refined <name>`` when it keeps more traffic than that plan."""
+    name = f"refined {best[1]}"
+    started = time.perf_counter()
+    try:
+        placement = improve(
+            problem,
+            best[2],
+            origin=best[1],
+            max_rounds=REFINE_ROUNDS,
+            max_evaluations=REFINE_EVALUATIONS,
+            stall_rounds=REFINE_STALL_ROUNDS,
+            budget=budget,
+        )
+    except SchedulingError as error:
+        tried[name] = {"skipped": str(error)}
+        return
+    problems = violations(problem, placement)
+    if problems:  # a bug worth reporting, not a reason to lose the plan we have
+        tried[name] = {"skipped": f"invalid placement: {'; '.join(problems)}"}
+        return
+    if evaluate(problem, placement).imc_gain <= best[3].imc_gain * (1 + TIE):
+        tried[name] = {
+            "skipped": f"found nothing better than {best[1]} in "
+            f"{time.perf_counter() - started:.2f} s"
+        }
+        return
+    _record(problem, name, placement, tried, ranked)
 
 
 def _best(ranked: list) -> tuple:

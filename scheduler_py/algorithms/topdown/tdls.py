@@ -140,22 +140,88 @@ def plan(
     model = count_model(problem)
     counts, origin = _start(problem, model, start == "td")
     search = CountSearch(model, counts, budget)
+    return _search(
+        problem,
+        model,
+        search,
+        origin,
+        started,
+        max_rounds,
+        kick_size,
+        max_evaluations,
+        polish,
+        seed,
+    )
+
+
+def improve(
+    problem: Problem,
+    placement: Placement,
+    *,
+    origin: str,
+    max_rounds: int = 20,
+    kick_size: int = 4,
+    max_evaluations: int = 200_000,
+    polish: bool = True,
+    seed: int = 0,
+    stall_rounds: int | None = None,
+    budget: Budget = UNLIMITED,
+) -> Placement:
+    """The local search of :func:`plan` started from ``placement`` (a feasible placement of
+    ``problem``, e.g. another algorithm's) instead of TD's; ``origin`` names it in the
+    report's ``start``. φ never drops below ``placement``'s. With ``stall_rounds``, the
+    perturbations also stop after that many rounds in a row that found nothing better."""
+    started = time.perf_counter()
+    model = count_model(problem)
+    search = CountSearch(model, model.counts_of(placement.node_of), budget)
+    return _search(
+        problem,
+        model,
+        search,
+        origin,
+        started,
+        max_rounds,
+        kick_size,
+        max_evaluations,
+        polish,
+        seed,
+        stall_rounds,
+    )
+
+
+def _search(
+    problem: Problem,
+    model: CountModel,
+    search: CountSearch,
+    origin: str,
+    started: float,
+    max_rounds: int,
+    kick_size: int,
+    max_evaluations: int,
+    polish: bool,
+    seed: int,
+    stall_rounds: int | None = None,
+) -> Placement:
     start_phi = search.phi
     cap = max(0, max_evaluations)
     search.descend(cap)
     rng = random.Random(seed)
     best_phi = search.phi
     search.log.clear()
-    rounds = accepted = 0
+    rounds = accepted = stalled = 0
     while rounds < max_rounds and search.evaluations < cap and not search.timed_out:
+        if stall_rounds is not None and stalled >= stall_rounds:
+            break
         rounds += 1
         search.kick(rng, kick_size)
         search.descend(cap)
         if search.phi > best_phi + IMPROVE:
             best_phi = search.phi
             accepted += 1
+            stalled = 0
             search.log.clear()
         else:
+            stalled += 1
             search.undo_to(0)
     if polish and not search.timed_out:
         search.polish(cap + cap // 4)
