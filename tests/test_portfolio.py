@@ -43,7 +43,7 @@ def test_a_failing_candidate_is_recorded_and_skipped(monkeypatch):
 
 
 def test_unknown_candidates_are_refused_with_the_expected_names():
-    with pytest.raises(SchedulingError, match="expected names from: td, metis, tdls"):
+    with pytest.raises(SchedulingError, match="the default list: td, metis, rstorm"):
         registry.run("auto", section73_instance(0), {"candidates": "td,nope"})
     with pytest.raises(SchedulingError, match="other than auto"):
         registry.run("auto", section73_instance(0), {"candidates": "auto"})

@@ -29,7 +29,20 @@ def part_graph(
     weights are positive integers (METIS takes no fractions), ``tpwgts`` the target share of
     each part (summing to one), ``recursive`` recursive bisection instead of k-way, and
     ``seed``/``ufactor`` METIS's options (``None``: METIS's defaults).
+
+    The trivial cases are answered here, not by METIS, which prints "Cannot bisect a graph
+    with 0 vertices" or "You are trying to partition a graph into too many parts" on the
+    brain's standard output for them: no vertex (no parts), one part (all in part 0), and at
+    least as many parts as vertices (every vertex alone, which cuts every edge, as METIS
+    must too).
     """
+    vertices = len(xadj) - 1
+    if vertices <= 0:
+        return []
+    if k <= 1:
+        return [0] * vertices
+    if k >= vertices:
+        return list(range(vertices))
     import pymetis
 
     options = pymetis.Options()

@@ -314,6 +314,9 @@ class CountSearch:
                 for m in used[i + 1 :]:
                     if self.evaluations >= budget:
                         return
+                    if self.deadline.expired():  # a pair's re-split can take milliseconds
+                        self.timed_out = True
+                        return
                     if self.on[n] and self.on[m] and self.polish_pair(n, m):
                         improved = True
             if improved:

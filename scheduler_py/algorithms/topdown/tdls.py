@@ -165,12 +165,14 @@ def improve(
     polish: bool = True,
     seed: int = 0,
     stall_rounds: int | None = None,
+    stall_gain: float = 0.0,
     budget: Budget = UNLIMITED,
 ) -> Placement:
     """The local search of :func:`plan` started from ``placement`` (a feasible placement of
     ``problem``, e.g. another algorithm's) instead of TD's; ``origin`` names it in the
     report's ``start``. φ never drops below ``placement``'s. With ``stall_rounds``, the
-    perturbations also stop after that many rounds in a row that found nothing better."""
+    perturbations also stop after that many rounds in a row that found nothing better by more
+    than ``stall_gain`` (relative; smaller improvements are kept but do not reset the count)."""
     started = time.perf_counter()
     model = count_model(problem)
     search = CountSearch(model, model.counts_of(placement.node_of), budget)
@@ -186,6 +188,7 @@ def improve(
         polish,
         seed,
         stall_rounds,
+        stall_gain,
     )
 
 
@@ -201,6 +204,7 @@ def _search(
     polish: bool,
     seed: int,
     stall_rounds: int | None = None,
+    stall_gain: float = 0.0,
 ) -> Placement:
     start_phi = search.phi
     cap = max(0, max_evaluations)
@@ -209,6 +213,7 @@ def _search(
     best_phi = search.phi
     search.log.clear()
     rounds = accepted = stalled = 0
+    last_step = best_phi
     while rounds < max_rounds and search.evaluations < cap and not search.timed_out:
         if stall_rounds is not None and stalled >= stall_rounds:
             break
@@ -218,8 +223,11 @@ def _search(
         if search.phi > best_phi + IMPROVE:
             best_phi = search.phi
             accepted += 1
-            stalled = 0
             search.log.clear()
+            if best_phi > last_step + abs(last_step) * stall_gain:
+                stalled, last_step = 0, best_phi
+            else:
+                stalled += 1
         else:
             stalled += 1
             search.undo_to(0)
