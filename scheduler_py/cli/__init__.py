@@ -215,8 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=9627, help="port (default 9627)")
     serve.add_argument(
         "--algorithm",
-        default="td",
-        help="default algorithm for topologies without scheduler.brain.algorithm (default td)",
+        default=keys.DEFAULT_ALGORITHM,
+        help="default algorithm for topologies without scheduler.brain.algorithm (default "
+        f"{keys.DEFAULT_ALGORITHM})",
     )
     serve.add_argument(
         "--param",

@@ -86,12 +86,17 @@ TOPOGRAPHY_RACKS = Key(
 )
 
 # --- topology: read by the brain's scheduling round ----------------------------------------
+DEFAULT_ALGORITHM = "auto"
+"""the service's algorithm for topologies without :data:`ALGORITHM` (``serve --algorithm``):
+the portfolio (``scheduler_py/algorithms/portfolio.py``), which keeps at least td's traffic on
+every instance measured (``README.md``, "Planning at scale") and costs what td costs when
+td's plan keeps all the traffic"""
 ALGORITHM = Key(
     "scheduler.brain.algorithm",
     None,
     "a name from `scheduler-py algorithms`",
     "topology",
-    shown_default="the service's `--algorithm` (`td`)",
+    shown_default=f"the service's `--algorithm` (`{DEFAULT_ALGORITHM}`)",
 )
 PARAMS = Key(
     "scheduler.brain.params",

@@ -84,7 +84,7 @@ DEFAULT_ROUND_BUDGET_SECS = 1.5
 class RoundConfig:
     """How the brain plans (``scheduler-py serve`` options)."""
 
-    default_algorithm: str = "td"
+    default_algorithm: str = keys.DEFAULT_ALGORITHM
     default_params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """algorithm name -> parameters used when that algorithm is chosen"""
     costs: CostSource | None = None
