@@ -21,7 +21,8 @@ faster than RAS on the same input (p50).
 
 Options (``--set``): ``sizes`` (default 1000x1,1000x50,10000x1,10000x50), ``rounds`` (measured
 rounds per size after 2 warm-up rounds; default 30, quick 5), ``port`` (default: a free one),
-``build`` (0 to skip Maven).
+``build`` (0 to skip Maven), ``algorithm`` (the brain's ``serve --algorithm``; default the
+service's default, ``auto``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from typing import Any
 from scheduler_py.bench import report
 from scheduler_py.bench.registry import BenchOptions
 from scheduler_py.bench.report import Table, fmt
+from scheduler_py.config import keys
 
 NAME = "roundtrip"
 PAPER = "issue 18: the Nimbus round trip through the shim vs Storm's RAS"
@@ -184,6 +186,7 @@ def run(options: BenchOptions) -> None:
     sizes = [s.strip() for s in extra.get("sizes", ",".join(SIZES)).split(",") if s.strip()]
     rounds = int(extra.get("rounds", QUICK_ROUNDS if options.quick else ROUNDS))
     port = int(extra["port"]) if extra.get("port") else free_port()
+    algorithm = extra.get("algorithm", keys.DEFAULT_ALGORITHM)
     report.title("A Nimbus scheduling round: the brain through the shim vs RAS", PAPER)
     if extra.get("build", "1") != "0":
         build_plugin()
@@ -191,6 +194,7 @@ def run(options: BenchOptions) -> None:
     with tempfile.TemporaryDirectory(prefix="roundtrip-brain-") as scratch:
         log = Path(scratch) / "brain.log"
         command = [sys.executable, "-m", "scheduler_py.cli", "serve", "--port", str(port)]
+        command += ["--algorithm", algorithm]
         brain = subprocess.Popen([*command, "--log-file", str(log)])
         try:
             _wait_listening(port, brain, log)
@@ -204,7 +208,7 @@ def run(options: BenchOptions) -> None:
     table = Table(
         ["size", "scheduler", "p50 ms", "p99 ms", "snapshot ms", "call ms", "validate+assign ms"],
         caption=f"{rounds} measured rounds per size after 2 warm-up rounds, interleaved; "
-        f"500 supervisors; brain on 127.0.0.1:{port}",
+        f"500 supervisors; brain on 127.0.0.1:{port}, algorithm {algorithm}",
     )
     stages: dict[str, dict[str, float]] = {}
     for row in summary:
@@ -280,6 +284,7 @@ def run(options: BenchOptions) -> None:
         lambda axis: _draw(axis, summary),
         {
             "rounds": rounds,
+            "algorithm": algorithm,
             "load_average_before": load_before,
             "load_average_after": load_after,
             "stages": stages,
