@@ -93,7 +93,7 @@ def test_the_refinement_improves_the_best_candidate_and_says_so():
 def test_a_candidate_that_ignores_its_budget_is_skipped_when_its_estimate_does_not_fit(
     monkeypatch,
 ):
-    monkeypatch.setitem(portfolio.SECONDS_PER_PAIR, "metis", 10.0)
+    monkeypatch.setitem(portfolio.ESTIMATED_SECONDS, "metis", (10.0, 0.0))
     problem = section73_instance(1)
     chosen = registry.run("auto", problem, {"candidates": "td,metis"}, budget=Budget.of(2.0))
     skipped = chosen.report["candidates"]["metis"]["skipped"]

@@ -7,9 +7,10 @@ is left of that part (:meth:`~scheduler_py.model.budget.Budget.share`), so a fas
 leaves its unused time to the next. Candidates that cannot stop at a budget are started only
 where they were measured to fit (``bench scale``, ``README.md`` "Planning at scale"):
 ``online`` and ``t3`` not above :data:`SLOW_ABOVE` executors (``online`` took 372 s at 1,000
-executors, ``t3`` 45 s on a 1,000-executor word count), ``metis`` and ``albic`` only when
-:data:`SECONDS_PER_PAIR` times the topology's communicating pairs fits what they may use
-(metis: :data:`WHOLE_BUDGET_SHARE` of the whole budget's rest). Every plan is verified by
+executors, ``t3`` 45 s on a 1,000-executor word count), ``metis``, ``albic``, ``rstorm`` and
+``pipeline`` only when :data:`ESTIMATED_SECONDS` (per communicating pair and per
+executor × node) fits what they may use (metis: :data:`WHOLE_BUDGET_SHARE` of the whole
+budget's rest). Every plan is verified by
 :func:`~scheduler_py.algorithms.registry.run` (a candidate that fails or does not apply is
 recorded with its reason and skipped) and evaluated with the shared cost model
 (``scheduler_py/model/cost.py``).
@@ -67,11 +68,22 @@ lists it)"""
 SLOW_ABOVE = {"online": 100, "t3": 100}
 """executors above which a candidate that ignores its budget is not tried (``bench scale``,
 topologies of ``shared-1000x50``: t3 0.39 s at 218 executors, online 0.40 s at 312)"""
-SECONDS_PER_PAIR = {"metis": 5e-6, "albic": 1.2e-5}
-"""what a candidate that ignores its budget takes per communicating executor pair, about
-(``bench scale`` on the 2-core machine of ``README.md``: metis 0.26 s for the 48,037 pairs of
-``layered-1000x50`` and 1.1 s for the 240,000 of ``wordcount-1000x50``; albic 0.58 s and
-2.2 s): it is started only when that estimate fits what is left for the candidates"""
+ESTIMATED_SECONDS = {
+    "metis": (5e-6, 0.0),
+    "albic": (1.2e-5, 0.0),
+    "rstorm": (0.0, 7e-7),
+    "pipeline": (0.0, 2.5e-7),
+}
+"""what a candidate that ignores its budget takes, about: seconds per communicating executor
+pair and per executor × node (measured on the 2-core machine of ``README.md``: metis 0.26 s
+for the 48,037 pairs of ``layered-1000x50`` and 1.1 s for the 240,000 of
+``wordcount-1000x50``, albic 0.58 s and 2.2 s; on word counts of 1,000 and 10,000 executors
+over 500 nodes, rstorm 0.33 s and 2.6 s, pipeline 0.99 s at 10,000); it is started only when
+the estimate fits what it may use"""
+WHOLE_BUDGET_SHARE = {"metis": 0.75}
+"""candidates that may use this share of what is left of the whole budget, not only of the
+candidates' part: metis often ends highest after the refinement (``bench scale``,
+star-1000x50: 455 from metis in 0.68 s against 345 from td refined for 1 s)"""
 CLOSING_EVALUATIONS = 2
 """how many evaluations' time the refinement leaves at the end of the budget (its own
 evaluation, and the registry's check of auto's plan, which is cheaper): a plan handed back
@@ -79,10 +91,6 @@ after the round's deadline is thrown away for the fallback's"""
 REFINE_MARGIN = 0.1
 """of the time left that the refinement leaves unused too: its search looks at the clock
 between steps, and a step on hundreds of nodes can take tens of milliseconds"""
-WHOLE_BUDGET_SHARE = {"metis": 0.75}
-"""candidates that may use this share of what is left of the whole budget, not only of the
-candidates' part: metis often ends highest after the refinement (``bench scale``,
-star-1000x50: 455 from metis in 0.68 s against 345 from td refined for 1 s)"""
 REFINE_MIN_SECS = 0.02
 """the refinement is not started with less than this left"""
 REFINE_ROUNDS = 1_000
@@ -160,7 +168,8 @@ def plan(
                 f"{SLOW_ABOVE[name]} executors"
             }
             continue
-        estimate = SECONDS_PER_PAIR.get(name, 0.0) * pairs
+        per_pair, per_executor_node = ESTIMATED_SECONDS.get(name, (0.0, 0.0))
+        estimate = per_pair * pairs + per_executor_node * executors * len(problem.nodes)
         allowed = (
             own.remaining() * WHOLE_BUDGET_SHARE[name]
             if name in WHOLE_BUDGET_SHARE
@@ -169,7 +178,8 @@ def plan(
         if estimate > allowed:
             tried[name] = {
                 "skipped": f"ignores its time budget and would take about {estimate:.2f} s "
-                f"for {pairs} communicating pairs, more than the {allowed:.2f} s it may use"
+                f"({executors} executors, {len(problem.nodes)} nodes, {pairs} communicating "
+                f"pairs), more than the {allowed:.2f} s it may use"
             }
             continue
         share = phase.share(SEARCH_SHARE.get(name, 1.0 / (len(names) - index)))
