@@ -297,3 +297,21 @@ def test_cli_reports_unreachable_zookeeper(capsys):
 
 def test_encode_is_deterministic():
     assert encode({"b": 1, "a": 2}) == encode({"a": 2, "b": 1})
+
+
+def test_connect_opens_the_connection_before_the_first_read(zookeeper, store):
+    """The service calls ``connect`` at start: the first round after a cluster starts then
+    reads measured costs instead of answering "not connected" (it did in ``make demo``)."""
+    store.write_aggregate("wc-1", {"v": 1, "records": 7})
+    source = ZooKeeperAggregates(zookeeper.hosts, store.root, cache_secs=0.0)
+    try:
+        source.connect()
+        client = source._client
+        assert client is not None, "connect() did not start a client"
+        deadline = time.monotonic() + 30
+        while not client.connected and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert client.connected, f"no connection to {zookeeper.hosts} within 30 s of connect()"
+        assert source.aggregate("wc-1") == {"v": 1, "records": 7}  # the first read
+    finally:
+        source.close()

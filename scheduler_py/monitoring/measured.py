@@ -92,6 +92,9 @@ class MeasuredCostsSource:
         except NotUsable as error:
             return str(error)
 
+    def connect(self) -> None:
+        """Start opening connections (the service calls it at start); none here."""
+
     def close(self) -> None:
         """Release connections (the service calls it on shutdown)."""
 
@@ -139,6 +142,11 @@ class ZooKeeperAggregates(MeasuredCostsSource):
         self._problems: dict[str, str] = {}
         """topology id -> why its last answer was ``None``, when not for want of an aggregate"""
         self._warned = False
+
+    def connect(self) -> None:
+        """Open the ZooKeeper connection in the background now, rather than on the first
+        round's read, which would then plan on declared costs ("not connected")."""
+        self._connected_client()
 
     def _connected_client(self):
         from scheduler_py.monitoring.zk import connect_in_background

@@ -53,6 +53,11 @@ class CostSource(Protocol):
         age), or ``None`` while it is fresh; ``costs_for`` prices by the same rule."""
         ...
 
+    def connect(self) -> None:
+        """Start opening connections, without waiting (the service calls it at start, so
+        that the first round after a cluster starts finds them open)."""
+        ...
+
     def close(self) -> None: ...
 
 

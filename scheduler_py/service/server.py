@@ -430,6 +430,7 @@ def serve(
     measured = handler.config.costs
     if measured is not None:
         log.info("measured costs from %s", getattr(measured, "hosts", type(measured).__name__))
+        measured.connect()
     if controller is not None:
         controller.start()
         log.info("reconfiguration controller on (%s)", controller.describe())
