@@ -2,8 +2,8 @@
 say how far it may be from the best possible (its ``gap``).
 
 The kept traffic of a placement is φ (paper 000 §3, Eq. 4; :func:`scheduler_py.model.cost.
-imc_gain`): the traffic of executor pairs that share a node. Two bounds are valid for every
-placement that respects the nodes' CPU capacities; :func:`traffic_bound` reports the smaller.
+imc_gain`): the traffic of executor pairs that share a node. These bounds are valid for every
+placement that respects the nodes' CPU capacities; :func:`traffic_bound` reports the smallest.
 Memory and slots are left out, which only loosens them.
 
 1. **Collocation LP.** With ``y(e, f) = 1`` when executors *e* and *f* share a node, every
@@ -12,14 +12,28 @@ Memory and slots are left out, which only loosens them.
    sharing a node is transitive, ``y(e, f) + y(f, g) − y(e, g) ≤ 1`` (the triangle
    inequalities of clique partitioning). The LP maximum of ``Σ traffic(e, f)·y(e, f)`` over
    ``0 ≤ y ≤ 1`` is therefore a bound (HiGHS, through SciPy). Up to
-   :data:`TRIANGLE_LIMIT` executors with the triangle inequalities; up to
-   :data:`LP_PAIR_LIMIT` communicating pairs with the capacity rows only (``y`` of silent
-   pairs set to 0, which loosens them); beyond, or out of time, the same capacity rows
-   solved for each executor alone (a fractional knapsack over its neighbours; each kept pair
-   counted from both ends: φ ≤ ½ Σ_e K(e)).
+   :data:`TRIANGLE_LIMIT` executors with every triangle inequality. Beyond, the capacity
+   rows over the communicating pairs (``y`` of silent pairs set to 0, which loosens them)
+   and one row on the CPU products of the pairs sharing a node
+   (:func:`scheduler_py.model.bound_cuts.shared_cpu`): up to :data:`LP_PAIR_LIMIT` pairs
+   whenever there is time, above only when the budget holds the LP's estimated time
+   (:data:`LP_PAIR_SECONDS` a pair), by column generation; then, with :data:`TIGHTEN_SECS`
+   or more left, triangle inequalities added as cutting planes. Out of time, or when the LP
+   is not solved, the same capacity rows solved for each executor alone (a fractional
+   knapsack over its neighbours; each kept pair counted from both ends: φ ≤ ½ Σ_e K(e)).
 2. **Forced cut.** At least ``k`` nodes are needed (the fewest of the largest nodes whose CPU
    holds the topology). A traffic graph with ``c`` connected components split over ``k`` or
    more nodes loses at least ``k − c`` pairs, so φ ≤ total − (the ``k − c`` lightest pairs).
+3. **Eigenvalues and capacity** (:func:`_eigenvalue_bound`, up to :data:`SPECTRAL_LIMIT`
+   executors, with :data:`TIGHTEN_SECS` or more left): the traffic matrix less multiples of
+   the LP's capacity and shared-CPU rows, scaled by the executors' CPU; its largest
+   eigenvalues weighted by the largest node loads, plus what the rows allow. With 120 s the
+   tightest of all on every 1,000-executor ``bench scale`` instance (10 - 45 % below the
+   capacity LP; its slow start leaves stars and diamonds at the LP with 30 s on a busy
+   machine).
+
+:mod:`scheduler_py.model.bound_cuts` holds the large-instance machinery (the LP by column
+generation, the cutting planes, the eigenvalue bound) and why each of its values is a bound.
 
 The plain LP relaxation of the assignment MILP (000 §3, ``x(e, n)``) does not help: spreading
 every executor evenly over the nodes satisfies it as soon as the total CPU fits, and keeps all
@@ -37,6 +51,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
+from scheduler_py.model import bound_cuts
 from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.types import EPSILON, Problem
 
@@ -45,13 +60,28 @@ CHECK_EVERY = 512
 TRIANGLE_LIMIT = 40
 """executors up to which the LP carries the triangle inequalities (3·C(40, 3) ≈ 30k rows)"""
 LP_PAIR_LIMIT = 20_000
-"""communicating pairs up to which the capacity-only LP is solved"""
+"""communicating pairs up to which the capacity-only LP is tried in any budget (as the
+scheduling round does, with HiGHS' default method on all the pairs); above, the knapsack bound
+comes first and the LP follows only when the budget holds :data:`LP_PAIR_SECONDS` a pair"""
+LP_PAIR_SECONDS = 2e-5
+"""what the capacity LP takes a communicating pair, about (interior point; measured on the
+2-core machine of ``README.md``: 48,037 pairs of ``bench scale``'s layered-1000x50 in 0.3 s,
+240,000 of its wordcount-1000x50 in 1.1 s by column generation): a generous estimate"""
 PAIR_SECONDS = 5e-7
 """what listing one communicating pair and cutting the graph take, about (0.67 µs measured on
 the 2-core machine of ``README.md``, 9,600 pairs of a 200-executor word count in 6.4 ms): a
 budget shorter than the pairs would take gets no bound rather than a late one"""
-LP_SECONDS = 5.0
-"""the LP's own time limit, within the caller's budget"""
+TIGHTEN_SECS = 2.0
+"""budget left after the capacity LP from which the eigenvalue bound and the triangle cuts
+run (more than a scheduling round ever gives its bound, so rounds never run them)"""
+SPECTRAL_LIMIT = 2500
+"""executors up to which the eigenvalue bound runs (dense n×n matrices)"""
+EIGEN_SECONDS = 2e-10
+"""what one eigenvalue decomposition takes per executor cubed, about (0.12 - 0.27 s at 1,000
+executors on the 2-core machine of ``README.md``)"""
+SPECTRAL_SHARE = 0.8
+"""of the budget left after the capacity LP, at most, for the eigenvalue bound (the tightest
+here on every ``bench scale`` instance; the triangle cuts get the rest)"""
 
 
 @dataclass(frozen=True)
@@ -94,7 +124,7 @@ def estimated_pairs(problem: Problem) -> int:
 def traffic_bound(
     problem: Problem, budget: Budget = UNLIMITED, max_pairs: int | None = None
 ) -> TrafficBound:
-    """The smaller of the two bounds of the module docstring, within ``budget``; no bound
+    """The smallest of the bounds of the module docstring, within ``budget``; no bound
     (``value`` ``None``, with the reason) above ``max_pairs`` communicating pairs or when the
     budget ends first."""
     started = time.perf_counter()
@@ -120,15 +150,50 @@ def traffic_bound(
         # every executor may share a node with all others (``y ≡ 1`` is feasible), so the LP
         # and the knapsack bounds are the whole traffic: no smaller than the cut
         return TrafficBound(cut, "forced cut", seconds=time.perf_counter() - started)
-    capacity, method, reason = _lp_bound(problem, pairs, budget)
-    if capacity is None:
-        capacity, method = _knapsack_bound(problem, pairs, budget), "knapsack"
-    seconds = time.perf_counter() - started
-    if capacity is None:
-        return TrafficBound(cut, "forced cut", "stopped at the time budget", seconds)
-    if capacity < cut:
-        return TrafficBound(capacity, method, reason, seconds)
-    return TrafficBound(cut, "forced cut", reason, seconds)
+    found = [(cut, "forced cut")]
+    many = len(pairs) > LP_PAIR_LIMIT
+    if many and (knapsack := _knapsack_bound(problem, pairs, budget)) is not None:
+        found.append((knapsack, "knapsack"))
+    capacity, method, reason, lp = _collocation_lp(problem, pairs, budget)
+    if capacity is not None:
+        found.append((capacity, method))
+    elif not many and (knapsack := _knapsack_bound(problem, pairs, budget)) is not None:
+        found.append((knapsack, "knapsack"))
+    elif len(found) == 1:
+        reason = "stopped at the time budget"
+    if len(problem.topology.executors) > TRIANGLE_LIMIT and budget.remaining() >= TIGHTEN_SECS:
+        found += _tightened(problem, pairs, budget, lp, min(value for value, _ in found))
+    value, method = min(found, key=lambda bound: bound[0])
+    return TrafficBound(value, method, reason, time.perf_counter() - started)
+
+
+def _tightened(
+    problem: Problem,
+    pairs: dict[tuple[str, str], float],
+    budget: Budget,
+    lp: tuple[bound_cuts.PairLP, bound_cuts.Solution] | None,
+    best: float,
+) -> list[tuple[float, str]]:
+    """The eigenvalue bound (within :data:`SPECTRAL_SHARE` of the budget), then rounds of
+    triangle cuts on the capacity LP ``lp`` (the rest, stopping early when they would not
+    come below ``best``, the best bound so far, in time)."""
+    found: list[tuple[float, str]] = []
+    spectral = _eigenvalue_bound(problem, pairs, budget.share(SPECTRAL_SHARE))
+    if spectral is not None:
+        found.append((spectral[0], f"eigenvalues and capacity ({spectral[1]} evaluations)"))
+        best = min(best, spectral[0])
+    if lp is not None:
+        done = bound_cuts.tighten(*lp, budget, best)
+        if done.rounds:
+            rounds = f"{done.rounds} round{'s' if done.rounds > 1 else ''}"
+            method = f"lp (capacity, {rounds} of triangle cuts, {done.cuts:,} cuts)"
+            found.append((_safe(done.bound), method))
+    return found
+
+
+def _safe(value: float) -> float:
+    """``value`` widened by the solvers' relative and absolute error, about."""
+    return value * (1 + 1e-9) + 1e-9
 
 
 def _undirected_pairs(problem: Problem) -> dict[tuple[str, str], float]:
@@ -188,52 +253,81 @@ def _lp_bound(
 ) -> tuple[float | None, str, str]:
     """``(bound, method, why not)`` of the collocation LP; ``None`` when it is too big or
     does not finish."""
+    value, method, reason, _ = _collocation_lp(problem, pairs, budget)
+    return value, method, reason
+
+
+def _collocation_lp(
+    problem: Problem, pairs: dict[tuple[str, str], float], budget: Budget
+) -> tuple[float | None, str, str, tuple[bound_cuts.PairLP, bound_cuts.Solution] | None]:
+    """:func:`_lp_bound`, and for the capacity LP its last optimal solve, to cut from."""
     if budget.expired():  # before the matrices: building them takes longer than solving
-        return None, "", "no time left for the LP"
+        return None, "", "no time left for the LP", None
     executors = [e.id for e in problem.topology.executors]
     cpu = np.array([e.cpu for e in problem.topology.executors])
     index = {e: i for i, e in enumerate(executors)}
-    largest = max(n.cpu for n in problem.nodes)
-    with_triangles = len(executors) <= TRIANGLE_LIMIT
-    if with_triangles:
-        variables = list(itertools.combinations(range(len(executors)), 2))
-    elif len(pairs) <= LP_PAIR_LIMIT:
-        variables = sorted(tuple(sorted((index[a], index[b]))) for a, b in pairs)
-    else:
-        return None, "", f"more than {LP_PAIR_LIMIT} communicating pairs for the LP"
+    room = _rooms(problem, cpu)
+    if len(executors) <= TRIANGLE_LIMIT:
+        return (*_triangle_lp(pairs, index, cpu, room, budget), None)
+    if len(pairs) > LP_PAIR_LIMIT and len(pairs) * LP_PAIR_SECONDS > budget.remaining():
+        return (
+            None,
+            "",
+            f"{len(pairs)} communicating pairs take about {len(pairs) * LP_PAIR_SECONDS:.1f} s "
+            f"for the LP, more than the {budget.remaining():.1f} s left",
+            None,
+        )
+    ends = np.array([sorted((index[a], index[b])) for a, b in pairs], dtype=np.int64)
+    loads = _greedy_loads(problem, float(cpu.sum()))
+    shared = np.inf if loads is None else bound_cuts.shared_cpu(cpu, loads)
+    rates = np.array(list(pairs.values()))
+    lp = bound_cuts.PairLP(cpu, room, ends[:, 0], ends[:, 1], rates, shared)
+    few = len(pairs) <= LP_PAIR_LIMIT
+    lp.start(every_pair=few or len(pairs) <= 3 * LP_PAIR_LIMIT)
+    last, value = bound_cuts.capacity_lp(lp, budget, "highs" if few else "highs-ipm")
+    if last is None:
+        return None, "", lp.note, None
+    return _safe(value), "lp (capacity)", "", (lp, last)
+
+
+def _triangle_lp(
+    pairs: dict[tuple[str, str], float],
+    index: dict[str, int],
+    cpu: np.ndarray,
+    room: np.ndarray,
+    budget: Budget,
+) -> tuple[float | None, str, str]:
+    """The LP over every pair, with every triangle inequality."""
+    variables = list(itertools.combinations(range(len(index)), 2))
     column = {pair: k for k, pair in enumerate(variables)}
     objective = np.zeros(len(variables))
     for (a, b), rate in pairs.items():
         i, j = sorted((index[a], index[b]))
         objective[column[(i, j)]] = -rate
-    ends = np.array(variables)
+    ends = np.array(variables).reshape(-1, 2)
     rows = np.concatenate([ends[:, 0], ends[:, 1]])
     cols = np.concatenate([np.arange(len(variables))] * 2)
     weights = np.concatenate([cpu[ends[:, 1]], cpu[ends[:, 0]]])
-    blocks = [sparse.csr_matrix((weights, (rows, cols)), shape=(len(executors), len(variables)))]
-    limits = [np.maximum(0.0, largest - cpu)]
-    if with_triangles:
-        triangles, bounds = _triangle_rows(len(executors), column)
-        blocks.append(triangles)
-        limits.append(bounds)
-    seconds = budget.cap(LP_SECONDS)
-    if seconds <= 0:
+    capacity = sparse.csr_matrix((weights, (rows, cols)), shape=(len(index), len(variables)))
+    triangles, ones = _triangle_rows(len(index), column)
+    if budget.expired():
         return None, "", "no time left for the LP"
     result = linprog(
         objective,
-        A_ub=sparse.vstack(blocks).tocsr(),
-        b_ub=np.concatenate(limits),
+        A_ub=sparse.vstack([capacity, triangles]).tocsr(),
+        b_ub=np.concatenate([room, ones]),
         bounds=(0.0, 1.0),
         method="highs",
-        options={"time_limit": seconds},
+        options={"time_limit": budget.remaining()} if budget.limited else {},
     )
     if result.status != 0:
         return None, "", f"LP not solved ({result.message})"
-    method = "lp (capacity, triangles)" if with_triangles else "lp (capacity)"
-    return -float(result.fun) * (1 + 1e-9) + 1e-9, method, ""
+    return _safe(-float(result.fun)), "lp (capacity, triangles)", ""
 
 
-def _triangle_rows(count: int, column: dict[tuple[int, int], int]) -> tuple:
+def _triangle_rows(
+    count: int, column: dict[tuple[int, int], int]
+) -> tuple[sparse.csr_matrix, np.ndarray]:
     """``y(i,j) + y(j,k) − y(i,k) ≤ 1`` and its two rotations, for every triple."""
     triples = np.array(list(itertools.combinations(range(count), 3)))
     if len(triples) == 0:
@@ -255,6 +349,51 @@ def _triangle_rows(count: int, column: dict[tuple[int, int], int]) -> tuple:
         shape=(3 * len(triples), len(column)),
     )
     return matrix, np.ones(3 * len(triples))
+
+
+def _eigenvalue_bound(
+    problem: Problem, pairs: dict[tuple[str, str], float], budget: Budget
+) -> tuple[float, int] | None:
+    """``(bound, evaluations)`` of :func:`scheduler_py.model.bound_cuts.eigenvalue_bound`
+    (its docstring has the proof); ``None`` above :data:`SPECTRAL_LIMIT` executors, with an
+    executor without CPU, when the nodes cannot hold the topology or when the budget would
+    not hold a few eigenvalue decompositions (:data:`EIGEN_SECONDS`)."""
+    executors = problem.topology.executors
+    size = len(executors)
+    cpu = np.array([e.cpu for e in executors])
+    loads = _greedy_loads(problem, float(cpu.sum()))
+    if size > SPECTRAL_LIMIT or cpu.min() <= EPSILON or loads is None or len(loads) > size:
+        return None
+    if budget.remaining() < 5 * EIGEN_SECONDS * size**3:
+        return None
+    index = {e.id: i for i, e in enumerate(executors)}
+    first = np.array([index[a] for a, _ in pairs])
+    second = np.array([index[b] for _, b in pairs])
+    room = _rooms(problem, cpu)
+    shared = bound_cuts.shared_cpu(cpu, loads)
+    rates = np.array(list(pairs.values()))
+    value, evaluations = bound_cuts.eigenvalue_bound(
+        cpu, room, loads, shared, (first, second, rates), budget
+    )
+    return (_safe(value), evaluations) if evaluations else None
+
+
+def _rooms(problem: Problem, cpu: np.ndarray) -> np.ndarray:
+    """What the largest node holds beside each executor, ``C_max − cpu(e)``, widened by the
+    placements' tolerance (:data:`EPSILON` over a node's capacity)."""
+    return np.maximum(0.0, max(n.cpu for n in problem.nodes) + EPSILON - cpu)
+
+
+def _greedy_loads(problem: Problem, total: float) -> np.ndarray | None:
+    """The largest nodes filled in turn with ``total`` CPU (loads > 0 only; each capacity
+    widened by the placements' tolerance); ``None`` when they cannot hold it."""
+    loads, left = [], total
+    for capacity in sorted((n.cpu + EPSILON for n in problem.nodes), reverse=True):
+        if left <= 0:
+            break
+        loads.append(min(capacity, left))
+        left -= loads[-1]
+    return np.array(loads) if left <= EPSILON else None
 
 
 def _knapsack_bound(
