@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import random
 import time
+from dataclasses import dataclass
 
 from scheduler_py.algorithms.registry import register
 from scheduler_py.algorithms.topdown.count_search import IMPROVE, CountSearch, first_fit_counts
@@ -140,18 +141,8 @@ def plan(
     model = count_model(problem)
     counts, origin = _start(problem, model, start == "td")
     search = CountSearch(model, counts, budget)
-    return _search(
-        problem,
-        model,
-        search,
-        origin,
-        started,
-        max_rounds,
-        kick_size,
-        max_evaluations,
-        polish,
-        seed,
-    )
+    limits = SearchLimits(max_rounds, kick_size, max_evaluations, polish, seed)
+    return _search(problem, model, search, origin, started, limits)
 
 
 def improve(
@@ -176,20 +167,24 @@ def improve(
     started = time.perf_counter()
     model = count_model(problem)
     search = CountSearch(model, model.counts_of(placement.node_of), budget)
-    return _search(
-        problem,
-        model,
-        search,
-        origin,
-        started,
-        max_rounds,
-        kick_size,
-        max_evaluations,
-        polish,
-        seed,
-        stall_rounds,
-        stall_gain,
+    limits = SearchLimits(
+        max_rounds, kick_size, max_evaluations, polish, seed, stall_rounds, stall_gain
     )
+    return _search(problem, model, search, origin, started, limits)
+
+
+@dataclass(frozen=True)
+class SearchLimits:
+    """The iterated local search's settings (the parameters of :func:`plan` and
+    :func:`improve`)."""
+
+    max_rounds: int
+    kick_size: int
+    max_evaluations: int
+    polish: bool
+    seed: int
+    stall_rounds: int | None = None
+    stall_gain: float = 0.0
 
 
 def _search(
@@ -198,40 +193,34 @@ def _search(
     search: CountSearch,
     origin: str,
     started: float,
-    max_rounds: int,
-    kick_size: int,
-    max_evaluations: int,
-    polish: bool,
-    seed: int,
-    stall_rounds: int | None = None,
-    stall_gain: float = 0.0,
+    limits: SearchLimits,
 ) -> Placement:
     start_phi = search.phi
-    cap = max(0, max_evaluations)
+    cap = max(0, limits.max_evaluations)
     search.descend(cap)
-    rng = random.Random(seed)
+    rng = random.Random(limits.seed)
     best_phi = search.phi
     search.log.clear()
     rounds = accepted = stalled = 0
     last_step = best_phi
-    while rounds < max_rounds and search.evaluations < cap and not search.timed_out:
-        if stall_rounds is not None and stalled >= stall_rounds:
+    while rounds < limits.max_rounds and search.evaluations < cap and not search.timed_out:
+        if limits.stall_rounds is not None and stalled >= limits.stall_rounds:
             break
         rounds += 1
-        search.kick(rng, kick_size)
+        search.kick(rng, limits.kick_size)
         search.descend(cap)
         if search.phi > best_phi + IMPROVE:
             best_phi = search.phi
             accepted += 1
             search.log.clear()
-            if best_phi > last_step + abs(last_step) * stall_gain:
+            if best_phi > last_step + abs(last_step) * limits.stall_gain:
                 stalled, last_step = 0, best_phi
             else:
                 stalled += 1
         else:
             stalled += 1
             search.undo_to(0)
-    if polish and not search.timed_out:
+    if limits.polish and not search.timed_out:
         search.polish(cap + cap // 4)
     final = search.counts()
     node_of = model.node_of(final)
