@@ -453,7 +453,16 @@ def test_aggregation_killed_its_stale_aggregate_gives_declared_costs_and_no_trig
         # several trigger checks (every 2 s) on the stale aggregate: no reconfiguration
         _wait_rounds(cluster, 2, "trigger checks on the stale aggregate")
         assert _trigger_stale(cluster, name).startswith("stale: ")
-        assert History(cluster.brain_state_dir).entries(name) == [], "the trigger fired"
+        # only the change trigger reads the aggregate; a supervisor that missed heartbeats
+        # (this module's ZooKeeper restart, a loaded machine) may fire the membership trigger,
+        # which is not what this test is about (seen once in CI: a supervisor "not alive" for
+        # a few seconds, then a re-plan on membership)
+        fired = [
+            entry
+            for entry in History(cluster.brain_state_dir).entries(name)
+            if entry.get("trigger") != "membership"
+        ]
+        assert fired == [], f"the trigger fired on the stale aggregate: {fired}"
         wait_until(
             lambda: cluster.nimbus.status(name) == "ACTIVE", machine_timeout(60), f"{name} active"
         )
