@@ -40,7 +40,12 @@ from scheduler_py.reconfig.history import TERMINAL, History
 from scheduler_py.service.client import call_brain
 from tests.cluster import aggregation
 from tests.cluster.aggregation import ROOT, SCHEDULER_PY
-from tests.cluster.operations import LIVE_COUNTERS, placed_by_brain, plans_since
+from tests.cluster.operations import (
+    LIVE_COUNTERS,
+    placed_by_brain,
+    plans_since,
+    restart_exited_supervisors,
+)
 from tests.cluster.waiting import machine_timeout, wait_until
 
 pytestmark = pytest.mark.cluster
@@ -354,6 +359,11 @@ def test_zookeeper_restart_monitor_aggregation_and_brain_recover_without_restart
     finally:
         aggregation.stop(aggregator)
         cluster.kill(name)
+        # Storm's own supervisors may not survive the outage (a heartbeat on a lost
+        # connection halts one): the later tests need all of them
+        restarted = restart_exited_supervisors(cluster)
+        if restarted:
+            print(f"zookeeper restart: supervisor(s) {restarted} had exited; started again")
 
 
 def _trigger_stale(cluster, name: str) -> str:
