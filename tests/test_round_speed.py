@@ -14,7 +14,7 @@ from thriftpy2.rpc import make_client
 from thriftpy2.transport import TFramedTransportFactory
 
 from scheduler_py.bench import roundtrip_profile
-from scheduler_py.model.bound import _lp_bound, _undirected_pairs, traffic_bound
+from scheduler_py.model.bound import _collocation_lp, _undirected_pairs, traffic_bound
 from scheduler_py.model.budget import UNLIMITED
 from scheduler_py.model.errors import InvalidProblemError
 from scheduler_py.model.types import Component, Edge, Node, NodeTable, Problem, Topology
@@ -114,7 +114,7 @@ def test_a_topology_that_fits_one_node_is_bounded_by_its_whole_traffic_as_the_lp
     problem = Problem((Node("n1", 400.0), Node("n2", 100.0)), _chain(8, 20.0))  # 320 ≤ 400
     bound = traffic_bound(problem)
     assert (bound.value, bound.method) == (3.0, "forced cut")
-    lp, _, _ = _lp_bound(problem, _undirected_pairs(problem), UNLIMITED)
+    lp, _, _, _ = _collocation_lp(problem, _undirected_pairs(problem), UNLIMITED)
     assert lp is not None and lp >= 3.0
 
 

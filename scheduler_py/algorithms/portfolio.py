@@ -237,8 +237,11 @@ def _record(
     placement: Placement,
     tried: dict[str, dict[str, Any]],
     ranked: list[tuple[tuple, str, Placement, Evaluation]],
+    evaluation: Evaluation | None = None,
 ) -> None:
-    evaluation = evaluate(problem, placement)
+    """Rank ``placement`` and report its numbers (``evaluation``: when the caller has it)."""
+    if evaluation is None:
+        evaluation = evaluate(problem, placement)
     tried[name] = {
         "imc_gain": evaluation.imc_gain,
         "nodes_used": evaluation.nodes_used,
@@ -289,13 +292,14 @@ def _refine(
     if problems:  # a bug worth reporting, not a reason to lose the plan we have
         tried[name] = {"skipped": f"invalid placement: {'; '.join(problems)}"}
         return
-    if evaluate(problem, placement).imc_gain <= best[3].imc_gain * (1 + TIE):
+    evaluation = evaluate(problem, placement)
+    if evaluation.imc_gain <= best[3].imc_gain * (1 + TIE):
         tried[name] = {
             "skipped": f"found nothing better than {best[1]} in "
             f"{time.perf_counter() - started:.2f} s"
         }
         return
-    _record(problem, name, placement, tried, ranked)
+    _record(problem, name, placement, tried, ranked, evaluation)
 
 
 def _best(ranked: list) -> tuple:

@@ -248,19 +248,12 @@ def _components(problem: Problem, pairs: dict[tuple[str, str], float]) -> int:
     return len({root(x) for x in parent})
 
 
-def _lp_bound(
-    problem: Problem, pairs: dict[tuple[str, str], float], budget: Budget
-) -> tuple[float | None, str, str]:
-    """``(bound, method, why not)`` of the collocation LP; ``None`` when it is too big or
-    does not finish."""
-    value, method, reason, _ = _collocation_lp(problem, pairs, budget)
-    return value, method, reason
-
-
 def _collocation_lp(
     problem: Problem, pairs: dict[tuple[str, str], float], budget: Budget
 ) -> tuple[float | None, str, str, tuple[bound_cuts.PairLP, bound_cuts.Solution] | None]:
-    """:func:`_lp_bound`, and for the capacity LP its last optimal solve, to cut from."""
+    """``(bound, method, why not, last solve)`` of the collocation LP: ``None`` as the bound
+    when it is too big or does not finish; for the capacity LP its last optimal solve, to cut
+    from."""
     if budget.expired():  # before the matrices: building them takes longer than solving
         return None, "", "no time left for the LP", None
     executors = [e.id for e in problem.topology.executors]

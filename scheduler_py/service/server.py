@@ -65,7 +65,6 @@ class BrainHandler:
         operator_secret: OperatorSecret | None = None,
     ) -> None:
         self.config = config
-        self.plan_log = plan_log
         self._plan_writer = PlanLogWriter(plan_log) if plan_log is not None else None
         self.controller = controller
         self.operator_secret = operator_secret
