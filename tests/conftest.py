@@ -7,9 +7,16 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from scheduler_py.devtools.zkserver import LocalZooKeeper, storm_home
 from scheduler_py.service.auth import SECRET_ENV, SECRET_FILE_ENV
+
+settings.register_profile("scheduler-py", print_blob=True)
+settings.load_profile("scheduler-py")
+"""A failing property test prints ``@reproduce_failure(...)`` with the exact input, and
+hypothesis prints the seed of a run that does not reproduce from its database
+(``--hypothesis-seed=N`` replays it): the fuzz tests explore new inputs on every run."""
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from thriftpy2.protocol import TBinaryProtocol
 from thriftpy2.thrift import TMessageType
@@ -117,12 +117,31 @@ def thread_errors() -> Iterator[list[str]]:
 
 
 def check_warnings(caught: list[logging.LogRecord], connections: int) -> None:
+    """One WARNING per connection and no traceback: the connection's bytes were no call
+    (``BrainServer.handle``), or they decoded as a call the brain refused on its input
+    (``_refused``: a snapshot with a required field unset, as the example below)."""
     no_traceback = [r for r in caught if r.exc_info or r.levelno >= logging.ERROR]
     assert no_traceback == [], [f"{r.name}: {r.getMessage()}" for r in no_traceback]
     assert not any("Traceback" in r.getMessage() for r in caught)
     warnings = [r for r in caught if r.name == SERVER_LOG and r.levelno == logging.WARNING]
     assert len(warnings) == connections, [r.getMessage() for r in warnings]
-    assert all("not a SchedulerBrain call" in r.getMessage() for r in warnings)
+    assert all(
+        "not a SchedulerBrain call" in r.getMessage() or r.getMessage().startswith("refused ")
+        for r in warnings
+    ), [r.getMessage() for r in warnings]
+
+
+def lying_header(cut: int) -> bytes:
+    """The real call behind a frame header that announces ``cut`` bytes fewer than follow."""
+    return struct.pack("!i", len(CALL) - 4 - cut) + CALL[4:]
+
+
+TIMESTAMP_UNSET = lying_header(1148)
+"""Found by this fuzz test in a CI run: a frame header announcing 31 bytes of the real call.
+thriftpy2 decodes a ``schedule`` call from it whose ``round`` reads 512 and whose
+``timestamp_ms`` and ``supervisors`` are unset; the brain refuses it (``malformed cluster
+snapshot: …``; the CI run saw ``timestamp_ms must be a finite number, found None``, now the
+unset supervisor list is named first) and used to log that as an ERROR with a traceback."""
 
 
 def test_a_complete_call_is_answered_without_a_warning(port):
@@ -138,6 +157,8 @@ def test_a_complete_call_is_answered_without_a_warning(port):
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(GARBAGE, min_size=1, max_size=8))
+@example(frames=[TIMESTAMP_UNSET])
+@example(frames=[TIMESTAMP_UNSET, lying_header(1162), CALL[:40]])
 def test_random_frames_get_one_warning_per_connection_and_rounds_go_on(port, frames):
     fuzz_report.ran("Thrift port: random frames")
     fuzz_report.ran("Thrift port: random frames: connections", len(frames))
@@ -154,6 +175,17 @@ def test_random_frames_get_one_warning_per_connection_and_rounds_go_on(port, fra
     assert reply.plans and reply.plans[0].decision == wire().Decision.PLACE
     assert escaped == []
     check_warnings(caught, len(frames))
+
+
+def test_the_regression_example_still_decodes_as_a_call_with_fields_unset(port):
+    """Keeps the ``@example`` above meaningful: should the test snapshot's bytes change, this
+    fails instead of the example silently testing something else."""
+    with logged() as caught:
+        send(port, TIMESTAMP_UNSET)
+    warnings = [r.getMessage() for r in caught if r.levelno == logging.WARNING]
+    assert len(warnings) == 1, warnings
+    assert warnings[0].startswith("refused round 512: malformed cluster snapshot"), warnings
+    check_warnings(caught, 1)
 
 
 ROUNDS = 300

@@ -51,7 +51,7 @@ from scheduler_py.config import keys
 from scheduler_py.model.bound import TrafficBound, traffic_bound
 from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.cost import Evaluation, evaluate, violations
-from scheduler_py.model.errors import SchedulingError
+from scheduler_py.model.errors import InfeasibleError, SchedulingError
 from scheduler_py.model.slots import assign_slots
 from scheduler_py.model.types import Placement, Problem
 from scheduler_py.scheduling.claims import Claims, NodeClaim, problem_usage
@@ -213,7 +213,8 @@ def _run_items(
         try:
             view = item.build(claims.of_others(item.topology_id))
         except SchedulingError as error:
-            reason = f"cannot read topology: {error}"
+            what = "place" if isinstance(error, InfeasibleError) else "read"
+            reason = f"cannot {what} topology: {error}"
             decisions.append(TopologyDecision(item.topology_id, LEAVE, "", reason, error=error))
             continue
         kept = _kept(view, config.keep)

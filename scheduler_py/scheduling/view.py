@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from scheduler_py.config import keys
-from scheduler_py.model.errors import InvalidProblemError
+from scheduler_py.model.errors import InfeasibleError, InvalidProblemError
 from scheduler_py.model.types import (
     Component,
     Edge,
@@ -300,6 +300,12 @@ def storm_view(
     own = _declared_usage(topo)
     alive = supervisors.alive
     nodes, free_ports = _nodes_of(topo.id, own, claimed, supervisors)
+    if not nodes:
+        raise InfeasibleError(
+            "no supervisor to place it on: the cluster snapshot lists none (all down or "
+            "blacklisted?); start a supervisor and the next round places it",
+            resource="supervisors",
+        )
     nodes = _apply_node_cap(nodes, topology, conf)
     nodes = _apply_balance(nodes, topology, conf)
 

@@ -39,6 +39,7 @@ from thriftpy2.thrift import TProcessor
 from thriftpy2.transport import TFramedTransportFactory, TServerSocket, TTransportException
 
 from scheduler_py import __version__
+from scheduler_py.model.errors import SchedulingError
 from scheduler_py.scheduling.interfaces import OperatorError, ReconfigurationPort
 from scheduler_py.scheduling.round import KEEP, PLACE, RoundConfig, TopologyDecision, plan_round
 from scheduler_py.scheduling.state import ClusterState
@@ -88,6 +89,8 @@ class BrainHandler:
                 state = to_state(snapshot)
                 decisions = self._explain_kept(plan_round(state, self.config, armed))
                 reply = to_reply(decisions)
+        except SchedulingError as error:  # a malformed snapshot: the shim's input, not a crash
+            raise _refused(f"round {getattr(snapshot, 'round', '?')}", error) from error
         except Exception as error:  # never let one round kill the service
             log.exception("round %s failed", getattr(snapshot, "round", "?"))
             raise wire().BrainError(f"brain failed on this snapshot: {error}") from error
@@ -132,8 +135,8 @@ class BrainHandler:
         self._authorise(f"trigger {verb}" + (f" {topology}" if topology else ""), secret)
         try:
             state = controller.set_trigger_paused(bool(paused), topology or None)
-        except OperatorError as error:
-            raise wire().BrainError(str(error)) from error
+        except EXPECTED_INPUT_ERRORS as error:
+            raise _refused(f"trigger {verb}", error) from error
         except Exception as error:
             log.exception("trigger %s failed", verb)
             raise wire().BrainError(
@@ -147,11 +150,11 @@ class BrainHandler:
         controller = self._controller()
         if not dry_run:
             self._authorise(f"replan {topology}", secret)
-        parsed = _params(params)
         try:
+            parsed = _params(params)
             report = controller.replan(topology, algorithm or "", bool(dry_run), parsed or None)
-        except OperatorError as error:
-            raise wire().BrainError(str(error)) from error
+        except EXPECTED_INPUT_ERRORS as error:
+            raise _refused(f"replan {topology}", error) from error
         except Exception as error:
             log.exception("replan %s failed", topology)
             raise wire().BrainError(f"replan failed: {type(error).__name__}: {error}") from error
@@ -161,8 +164,11 @@ class BrainHandler:
         controller = self._controller()
         try:
             return json.dumps(controller.history_of(topology), sort_keys=True, default=str)
-        except OperatorError as error:
-            raise wire().BrainError(str(error)) from error
+        except EXPECTED_INPUT_ERRORS as error:
+            raise _refused(f"history {topology}", error) from error
+        except Exception as error:
+            log.exception("history %s failed", topology)
+            raise wire().BrainError(f"history failed: {type(error).__name__}: {error}") from error
 
     def _authorise(self, call: str, secret: str | None) -> None:
         expected = self.operator_secret
@@ -273,6 +279,26 @@ def collection_paused() -> Iterator[None]:
             gc.enable()
 
 
+EXPECTED_INPUT_ERRORS = (OperatorError, SchedulingError)
+"""what a caller's input can make an RPC refuse: a malformed snapshot
+(:class:`~scheduler_py.model.errors.InvalidProblemError`), an unknown algorithm, a request the
+controller cannot carry out; one WARNING each, never a traceback (that is for bugs)"""
+
+
+def _refused(call: str, error: Exception) -> Exception:
+    """The reply error for ``call`` refused on its input, logged as one WARNING line that says
+    what was expected (the error's message does) and what the caller is told."""
+    message = str(error) or type(error).__name__
+    log.warning("refused %s: %s (answered with BrainError)", call, message)
+    _connection.warned = True
+    return wire().BrainError(message)
+
+
+_connection = threading.local()
+"""per connection thread of :class:`BrainServer`: ``warned``, whether one of its calls was
+already refused with a WARNING (its connection then gets no second one)"""
+
+
 def _params(text: str | None) -> dict[str, Any]:
     """``replan``'s algorithm parameters: a JSON object, or empty for none."""
     if not text:
@@ -280,11 +306,11 @@ def _params(text: str | None) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except ValueError as error:
-        raise wire().BrainError(
+        raise OperatorError(
             f"replan: expected the parameters as a JSON object, found {text[:80]!r} ({error})"
         ) from error
     if not isinstance(value, dict):
-        raise wire().BrainError(
+        raise OperatorError(
             f"replan: expected the parameters as a JSON object, found {type(value).__name__}"
         )
     return value
@@ -293,6 +319,10 @@ def _params(text: str | None) -> dict[str, Any]:
 class BrainServer(TThreadedServer):
     """thriftpy2's threaded server, with one WARNING line per connection that does not speak
     the protocol (garbage, a port scanner, an HTTP client) instead of a traceback each.
+
+    A call that decodes but carries a malformed snapshot (or another refused input) gets its
+    WARNING from the handler (``_refused``) and is answered with ``BrainError``; whatever its
+    connection sends after it gets no second one.
 
     A connection is *bad* when bytes arrived that did not make a complete call: a frame
     header that announces no frame, a frame cut short by the peer's close or by the client
@@ -309,6 +339,7 @@ class BrainServer(TThreadedServer):
         iprot = self.iprot_factory.get_protocol(itrans)
         oprot = self.oprot_factory.get_protocol(otrans)
         answered = 0  # bytes received up to the end of the last call this connection completed
+        _connection.warned = False
         try:
             while True:
                 counted.wrote = False
@@ -322,6 +353,9 @@ class BrainServer(TThreadedServer):
             pending = counted.received - answered
             if pending == 0 and isinstance(error, _SESSION_END):
                 log.debug("connection from %s ended (%s)", peer, type(error).__name__)
+            elif _connection.warned:  # one WARNING per bad input: its refused call had it
+                log.debug("dropped the connection from %s after its refused call (%s)", peer,
+                          _reason(error))  # fmt: skip
             elif counted.wrote:  # the call was read and answered; the answer did not get out
                 log.warning(
                     "the connection from %s went away before the answer to its call was sent (%s)",

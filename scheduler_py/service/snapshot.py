@@ -53,8 +53,14 @@ def to_state(snapshot: Any) -> ClusterState:
     A malformed topology is listed in :attr:`ClusterState.rejected` with the reason, and the
     round leaves it — and only it — to Storm.
     """
+    if snapshot is None:
+        raise InvalidProblemError(
+            "malformed schedule call: expected a ClusterSnapshot argument, found none"
+        )
     try:
-        supervisors = tuple(_supervisor(s) for s in _items(snapshot.supervisors, "supervisors"))
+        supervisors = tuple(
+            _supervisor(s) for s in _items(snapshot.supervisors, "supervisors", required=True)
+        )
         _unique((s.id for s in supervisors), "supervisor id")
         header = (
             int(_number(snapshot.round, "round")),
@@ -121,8 +127,12 @@ def _is_text(value: Any) -> bool:
     return isinstance(value, str) and bool(value)
 
 
-def _items(value: Any, what: str) -> list[Any]:
+def _items(value: Any, what: str, required: bool = False) -> list[Any]:
+    """``value`` as a list; an unset optional list is empty, an unset required one (a
+    ``required`` field of scheduler.thrift) makes the snapshot malformed."""
     if value is None:
+        if required:
+            raise ValueError(f"{what} must be a list, found None")
         return []
     if not isinstance(value, list | tuple):
         raise ValueError(f"{what} must be a list, found {type(value).__name__}")
@@ -156,7 +166,9 @@ def _supervisor(sup: Any) -> StormSupervisor:
     return StormSupervisor(
         id=sid,
         host=host,
-        slots=tuple(_slot(s, sid) for s in _items(sup.slots, f"supervisor {sid}: slots")),
+        slots=tuple(
+            _slot(s, sid) for s in _items(sup.slots, f"supervisor {sid}: slots", required=True)
+        ),
         total_cpu=_finite(sup.total_cpu, sid, "total_cpu"),
         total_memory_mb=_finite(sup.total_memory_mb, sid, "total_memory_mb"),
         available_cpu=_finite(sup.available_cpu, sid, "available_cpu"),
