@@ -15,8 +15,9 @@ from scheduler_py.model.types import (
 )
 from scheduler_py.reconfig.execution import armed_plan
 from scheduler_py.scheduling.interfaces import ArmedPlan
-from scheduler_py.scheduling.proposal import propose, routed_evaluation, running_placement
+from scheduler_py.scheduling.proposal import propose, running_placement
 from scheduler_py.scheduling.round import RoundConfig
+from scheduler_py.scheduling.verified import routed_evaluation
 from tests.snapshots import answer, snapshot, supervisor, view_of, wordcount
 
 # task ids: __acker 1-3, count 4-6, split 7-9, spout 10-11; round-robin over 3 workers

@@ -9,12 +9,21 @@ gain (:func:`~scheduler_py.reconfig.trigger.judge`).
 How a stage is cut: link two worker slots when an executor moves from one to the other
 (running slot → planned slot). A connected group of slots can change on its own: every slot
 in it gets the plan's executors, every slot outside keeps what it runs, and no executor is
-left without a worker. Groups are ranked by inter-worker traffic saved (under the current
-costs) per restarted worker, and the best groups are taken while the stage restarts at most
-``max(1, ⌊share × workers⌋)`` workers — at least one group, so a plan whose single group
-is larger than the limit is still applied, in one stage. The next stage is the next re-plan:
-the controller plans again under the then-current costs once the previous stage's measured
-gain is in (``scheduler_py/reconfig/controller.py``).
+left without a worker. Groups are ranked by inter-worker traffic saved per restarted worker
+(scored as every plan is, :func:`~scheduler_py.scheduling.verified.score`), and the best
+groups are taken while the stage restarts at most ``max(1, ⌊share × workers⌋)`` workers —
+at least one group, so a plan whose single group is larger than the limit is still applied,
+in one stage.
+
+A stage mixes planned and running slots, so it is a placement of its own: a group is taken
+only when the stage with it passes :func:`~scheduler_py.scheduling.verified.verify` (the
+node capacity the topology's view sees, its ports, ``topology.workers``) — a group that
+moves executors onto a node before another group moves others off it waits for that group,
+and the groups are tried again until none can be added. When no group fits on its own, or
+every group is taken, the whole (verified) plan is applied in one stage: a stage that does
+not fit never reaches Storm. The next stage is the next re-plan: the controller plans again
+under the then-current costs once the previous stage's measured gain is in
+(``scheduler_py/reconfig/controller.py``).
 """
 
 from __future__ import annotations
@@ -23,10 +32,16 @@ import math
 from collections.abc import Mapping
 from dataclasses import replace
 
-from scheduler_py.model.cost import evaluate
 from scheduler_py.model.slots import restarted_workers
 from scheduler_py.model.types import WorkerSlot
-from scheduler_py.scheduling.proposal import Proposal, placement_from_slots
+from scheduler_py.scheduling.proposal import Proposal
+from scheduler_py.scheduling.verified import (
+    PlanRejected,
+    VerifiedPlan,
+    checked,
+    placement_from_slots,
+    score,
+)
 
 
 def restart_limit(workers: int, share: float) -> int:
@@ -60,36 +75,53 @@ def slot_groups(
 
 def stage(proposal: Proposal, share: float) -> tuple[Proposal, int]:
     """``(the first stage of proposal, the number of stages the whole plan needs at most)``;
-    the proposal itself and 1 when it restarts no more than the limit."""
+    the proposal itself and 1 when it restarts no more than the limit, or when no stage
+    short of the whole plan fits (the module docstring)."""
     running = dict(proposal.view.current_slots)
     planned = dict(proposal.placement.slot_of)
     workers = len(set(running.values()))
     limit = restart_limit(workers, share)
     if proposal.workers_restarted <= limit:
         return proposal, 1
-    problem = proposal.view.problem
+    view = proposal.view
+    topology_id = view.problem.topology.id
     ranked = []
-    for group in slot_groups(running, planned):
+    groups = slot_groups(running, planned)
+    for group in groups:
         slots = _apply(running, planned, group)
-        evaluation = evaluate(problem, placement_from_slots(problem.topology.id, slots, "stage"))
+        evaluation = score(view, placement_from_slots(topology_id, slots, "stage"))
         restarts = restarted_workers(running, slots)
         saved = proposal.running.interworker_traffic - evaluation.interworker_traffic
         ranked.append((-saved / max(1, restarts), _order(group), group, restarts))
     ranked.sort(key=lambda item: (item[0], item[1]))
     chosen: set[WorkerSlot] = set()
     used = 0
-    for _, _, group, restarts in ranked:
-        if chosen and used + restarts > limit:
-            continue
-        chosen |= group
-        used += restarts
+    fitted: VerifiedPlan | None = None
+    waiting = [(group, restarts) for _, _, group, restarts in ranked]
+    added = True
+    while added:  # a group that did not fit may fit once another has been taken
+        added = False
+        for group, restarts in list(waiting):
+            if chosen and used + restarts > limit:
+                continue
+            slots = _apply(running, planned, chosen | group)
+            try:
+                plan = checked(view, placement_from_slots(topology_id, slots, proposal.algorithm))
+            except PlanRejected:
+                continue
+            chosen |= group
+            used += restarts
+            fitted = plan
+            waiting.remove((group, restarts))
+            added = True
+    if fitted is None or not waiting:
+        return proposal, 1
     stages = 1 + math.ceil(max(0, proposal.workers_restarted - used) / limit)
-    slots = _apply(running, planned, chosen)
-    placement = placement_from_slots(problem.topology.id, slots, proposal.algorithm)
+    slots = dict(fitted.placement.slot_of)
     first = replace(
         proposal,
-        placement=placement,
-        candidate=evaluate(problem, placement),
+        placement=fitted.placement,
+        candidate=fitted.score,
         workers_restarted=restarted_workers(running, slots),
         workers_stopped=len(set(running.values()) - set(slots.values())),
     )

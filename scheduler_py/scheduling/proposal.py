@@ -1,40 +1,42 @@
 """A re-plan of a running topology, evaluated against the placement it would replace.
 
 The reconfiguration controller (``scheduler_py/reconfig/controller.py``) and the operator's
-``scheduler-py replan`` use it. Pure: a view in, :class:`Proposal` out. The plan is
-churn-minimal: the
-algorithm's nodes are renamed onto supervisors (:func:`~scheduler_py.model.slots.
-relabel_nodes`) and its workers mapped onto ports (:func:`~scheduler_py.model.slots.
-assign_slots`) so that as many executors as possible stay in the worker they run in, and
-the proposal counts the workers that restart (:func:`~scheduler_py.model.slots.
+``scheduler-py replan`` use it. Pure: a view in, :class:`Proposal` out. The plan goes the one
+way every placement for Storm goes (:mod:`scheduler_py.scheduling.verified`), churn-minimal:
+the algorithm's nodes are renamed onto supervisors (:func:`~scheduler_py.model.slots.
+relabel_nodes`) and its workers mapped onto ports so that as many executors as possible stay
+in the worker they run in, then it is verified against the capacity the view sees; the
+proposal counts the workers that restart (:func:`~scheduler_py.model.slots.
 restarted_workers`).
 
-Both placements are scored with the traffic *as Storm routes it*: with load-aware messaging on
-(Storm's default, :func:`~scheduler_py.scheduling.round.loadaware_messaging`) a shuffle goes to
-the narrowest locality scope that holds a target (:mod:`scheduler_py.model.loadaware`), so the
-inter-worker and inter-node traffic of each placement are those of its own routing; with it
-off, the uniform split of the cost module. Measured pair traffic records the routing of the
-*running* placement, which a new placement changes: scoring the candidate on those pairs would
-credit it with collocating pairs Storm no longer uses.
+Both placements are scored by :func:`~scheduler_py.scheduling.verified.score`, the traffic
+*as Storm routes it*: measured pair traffic records the routing of the *running* placement,
+which a new placement changes, so scoring the candidate on those pairs would credit it with
+collocating pairs Storm no longer uses.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler_py.model.budget import UNLIMITED, Budget
-from scheduler_py.model.cost import Evaluation, evaluate
+from scheduler_py.model.cost import Evaluation
 from scheduler_py.model.errors import SchedulingError
-from scheduler_py.model.loadaware import crossing_traffic, crossing_workers, loadaware_pair_traffic
-from scheduler_py.model.slots import assign_slots, relabel_nodes, restarted_workers
-from scheduler_py.model.types import Placement, Problem, WorkerSlot
-from scheduler_py.scheduling.consolidation import within_workers
+from scheduler_py.model.slots import restarted_workers
+from scheduler_py.model.types import Placement, WorkerSlot
 from scheduler_py.scheduling.planning import plan_within
-from scheduler_py.scheduling.round import check_workers, loadaware_messaging
 from scheduler_py.scheduling.state import StormPlacement
+from scheduler_py.scheduling.verified import (
+    VerifiedPlan,
+    placement_from_slots,
+    routing_of,
+    score,
+    storm_rows,
+    verified,
+)
 from scheduler_py.scheduling.view import TopologyView
 
 
@@ -62,11 +64,7 @@ class Proposal:
 
     @property
     def storm_placement(self) -> list[StormPlacement]:
-        rows = []
-        for eid, slot in sorted(self.placement.slot_of.items()):
-            start, end = self.view.storm_executor[eid]
-            rows.append((start, end, self.view.component_of[(start, end)], slot.node, slot.port))
-        return rows
+        return storm_rows(self.view, self.placement)
 
     def workers(self) -> set[str]:
         """``supervisor:port`` of every worker of the new plan."""
@@ -129,24 +127,6 @@ def running_placement(view: TopologyView) -> Placement:
     return placement_from_slots(view.problem.topology.id, view.current_slots, "running")
 
 
-def placement_from_slots(
-    topology_id: str, slot_of: Mapping[str, WorkerSlot], algorithm: str
-) -> Placement:
-    """A model placement whose workers are the given Storm slots (one index per port on a
-    node, in port order)."""
-    ports: dict[str, list[int]] = defaultdict(list)
-    for slot in set(slot_of.values()):
-        ports[slot.node].append(slot.port)
-    index = {(node, port): i for node, p in ports.items() for i, port in enumerate(sorted(p))}
-    return Placement(
-        topology_id,
-        {e: s.node for e, s in slot_of.items()},
-        algorithm=algorithm,
-        worker_of={e: index[(s.node, s.port)] for e, s in slot_of.items()},
-        slot_of=dict(slot_of),
-    )
-
-
 def propose(
     view: TopologyView,
     algorithm: str,
@@ -158,7 +138,8 @@ def propose(
 
     Raises :class:`SchedulingError` when the topology is not fully placed (the scheduling
     round, not a reconfiguration, handles that), when the algorithm fails, or when the plan
-    needs more workers than ``topology.workers``. ``budget`` bounds the algorithm
+    does not pass :func:`~scheduler_py.scheduling.verified.verify` (capacity, ports,
+    ``topology.workers``). ``budget`` bounds the algorithm
     (:func:`~scheduler_py.scheduling.planning.plan_within`; no fallback: an operator asked
     for this algorithm).
     """
@@ -170,42 +151,26 @@ def propose(
             "next scheduling round places them, re-planning waits until it has"
         )
     placement = plan_within(problem, algorithm, dict(params), budget, fallback=None).placement
-    placement = within_workers(problem, placement, problem.topology.workers)
-    placement = relabel_nodes(problem, placement, view.current_slots)
-    placement = assign_slots(placement, view.free_ports, view.current_slots)
-    check_workers(placement, problem.topology.workers)
-    running = running_placement(view)
+    return proposal_of(view, algorithm, verified(view, placement, relabel=True), hosts)
+
+
+def proposal_of(
+    view: TopologyView,
+    algorithm: str,
+    plan: VerifiedPlan,
+    hosts: Mapping[str, str] | None = None,
+) -> Proposal:
+    """The :class:`Proposal` of a verified plan against what runs now."""
     before = set(view.current_slots.values())
-    after = set(placement.slot_of.values())
-    routed = loadaware_messaging(view.conf)
+    after = set(plan.placement.slot_of.values())
     return Proposal(
         view=view,
         algorithm=algorithm,
-        placement=placement,
-        running=routed_evaluation(problem, running, routed),
-        candidate=routed_evaluation(problem, placement, routed),
-        workers_restarted=restarted_workers(view.current_slots, placement.slot_of),
+        placement=plan.placement,
+        running=score(view, running_placement(view)),
+        candidate=plan.score,
+        workers_restarted=restarted_workers(view.current_slots, plan.placement.slot_of),
         workers_stopped=len(before - after),
         hosts=dict(hosts or {}),
-        routing="loadaware" if routed else "uniform",
-    )
-
-
-def routed_evaluation(problem: Problem, placement: Placement, loadaware: bool) -> Evaluation:
-    """:func:`~scheduler_py.model.cost.evaluate`, with the traffic of Storm's locality-aware
-    routing when ``loadaware`` (the module docstring): total, inter-node and inter-worker all
-    from :func:`~scheduler_py.model.loadaware.loadaware_pair_traffic` (declared edges weighed
-    by their flows), so the judge's δ × total is in the same unit as the gain."""
-    evaluation = evaluate(problem, placement)
-    if not loadaware:
-        return evaluation
-    pairs = loadaware_pair_traffic(problem, placement)
-    total = sum(pairs.values())
-    internode = crossing_traffic(placement, pairs)
-    return replace(
-        evaluation,
-        imc_gain=max(total - internode, 0.0),
-        internode_traffic=internode,
-        interworker_traffic=crossing_workers(placement, pairs),
-        total_traffic=total,
+        routing=routing_of(view),
     )

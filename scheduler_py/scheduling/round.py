@@ -60,6 +60,7 @@ from scheduler_py.scheduling.interfaces import ArmedPlan, CostSource
 from scheduler_py.scheduling.planning import PlanningWorker, plan_within
 from scheduler_py.scheduling.routing import ROUTING_FIELDS, DeferredSummary, routing_summary
 from scheduler_py.scheduling.state import ClusterState, ExecutorRun, StormExecutor, StormTopology
+from scheduler_py.scheduling.verified import check_workers, loadaware_messaging
 from scheduler_py.scheduling.view import Supervisors, TopologyView, storm_view, supervisors_of
 
 log = logging.getLogger(__name__)
@@ -273,26 +274,6 @@ def choose_algorithm(conf: Mapping[str, Any], config: RoundConfig) -> tuple[str,
     if algorithm == "locality" and "loadaware" not in params:
         params["loadaware"] = loadaware_messaging(conf)
     return algorithm, params
-
-
-def loadaware_messaging(conf: Mapping[str, Any]) -> bool:
-    """Whether Storm routes the topology's shuffles locality-first: Storm's own
-    ``topology.disable.loadaware.messaging`` (default false;
-    ``scheduler_py/model/loadaware.py``)."""
-    disabled = conf.get(keys.DISABLE_LOADAWARE.name, False)
-    return not (disabled is True or str(disabled).lower() == "true")
-
-
-def check_workers(placement: Placement, allowed: int) -> int:
-    """The number of workers (slots) ``placement`` uses; more than ``allowed``
-    (``topology.workers``, which Storm enforces) raises :class:`SchedulingError`."""
-    workers = len({(slot.node, slot.port) for slot in placement.slot_of.values()})
-    if workers > allowed:
-        raise SchedulingError(
-            f"the plan needs {workers} workers but topology.workers is {allowed} (Storm "
-            "rejects more); raise topology.workers"
-        )
-    return workers
 
 
 def _plan(

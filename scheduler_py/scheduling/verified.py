@@ -1,0 +1,226 @@
+"""The one path from a plan to a placement that may reach Storm: finish, verify, score.
+
+Every placement the brain answers ``PLACE`` with passes here: the round's plans
+(:mod:`scheduler_py.scheduling.round`), re-plans of running topologies — automatic and the
+operator's (:mod:`scheduler_py.scheduling.proposal`) — each stage of a staged re-plan
+(``scheduler_py/reconfig/staging.py``) and the armed plan a round answers for a drained
+topology (:mod:`scheduler_py.scheduling.round`, which also claims its capacity,
+:mod:`scheduler_py.scheduling.claims`).
+
+1. **finish** (:func:`finish`): a plan with more workers than ``topology.workers`` has whole
+   workers merged (:mod:`scheduler_py.scheduling.consolidation`); on request its nodes are
+   renamed onto the nodes its executors run on (:func:`~scheduler_py.model.slots.
+   relabel_nodes`); its logical workers are mapped onto ports
+   (:func:`~scheduler_py.model.slots.assign_slots`).
+2. **verify** (:func:`verify`): the placement covers exactly the topology's executors, fits
+   every node's CPU, memory and free slots as the topology's view sees them — Storm's
+   available resources plus the topology's own usage, minus what the other topologies of the
+   round claimed — uses only ports the topology may use there, and no more workers than
+   ``topology.workers`` (Storm rejects more). Anything else raises :class:`PlanRejected`.
+3. **score** (:func:`score`): one traffic model for every number a decision compares — the
+   traffic as Storm routes it: with load-aware messaging on (Storm's default,
+   :func:`loadaware_messaging`) a shuffle goes to the narrowest locality scope that holds a
+   target (:mod:`scheduler_py.model.loadaware`), so every placement's inter-worker and
+   inter-node traffic are those of its own routing; with it off, the uniform split of
+   :mod:`scheduler_py.model.cost`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from scheduler_py.config import keys
+from scheduler_py.model.cost import Evaluation, evaluate, violations
+from scheduler_py.model.errors import SchedulingError
+from scheduler_py.model.loadaware import crossing_traffic, crossing_workers, loadaware_pair_traffic
+from scheduler_py.model.slots import assign_slots, relabel_nodes
+from scheduler_py.model.types import Placement, Problem, WorkerSlot
+from scheduler_py.scheduling.consolidation import within_workers, worker_count
+from scheduler_py.scheduling.state import StormPlacement
+from scheduler_py.scheduling.view import TopologyView
+
+
+class PlanRejected(SchedulingError):
+    """A placement that must not reach Storm; the message says what it breaks."""
+
+
+@dataclass(frozen=True)
+class VerifiedPlan:
+    """A placement that passed :func:`verify`, with its score."""
+
+    placement: Placement
+    workers: int
+    """the workers (slots) it uses; logical workers when ports are not modelled"""
+    score: Evaluation
+    """:func:`score` of the placement"""
+    routing: str
+    """how :attr:`score` routes shuffles: ``loadaware`` or ``uniform``"""
+
+
+def loadaware_messaging(conf: Mapping[str, Any]) -> bool:
+    """Whether Storm routes the topology's shuffles locality-first: Storm's own
+    ``topology.disable.loadaware.messaging`` (default false;
+    ``scheduler_py/model/loadaware.py``)."""
+    disabled = conf.get(keys.DISABLE_LOADAWARE.name, False)
+    return not (disabled is True or str(disabled).lower() == "true")
+
+
+def check_workers(placement: Placement, allowed: int) -> int:
+    """The number of workers (slots) ``placement`` uses; more than ``allowed``
+    (``topology.workers``, which Storm enforces) raises :class:`PlanRejected`."""
+    workers = len({(slot.node, slot.port) for slot in placement.slot_of.values()})
+    if workers > allowed:
+        raise PlanRejected(
+            f"the plan needs {workers} workers but topology.workers is {allowed} (Storm "
+            "rejects more); raise topology.workers"
+        )
+    return workers
+
+
+def finish(view: TopologyView, placement: Placement, relabel: bool = False) -> Placement:
+    """Step 1 of the module docstring: workers merged to ``topology.workers``, nodes renamed
+    onto where the executors run (``relabel``), ports assigned (when the view models them)."""
+    problem = view.problem
+    placement = within_workers(problem, placement, problem.topology.workers)
+    if relabel:
+        placement = relabel_nodes(problem, placement, view.current_slots)
+    if view.free_ports is not None:
+        placement = assign_slots(placement, view.free_ports, view.current_slots)
+    return placement
+
+
+def verify(view: TopologyView, placement: Placement) -> int:
+    """Step 2 of the module docstring; returns the workers the placement uses."""
+    problem = view.problem
+    found = violations(problem, placement)
+    if view.free_ports is None:
+        workers = worker_count(placement)
+        if workers > max(1, problem.topology.workers):
+            found.append(
+                f"the plan needs {workers} workers but topology.workers is "
+                f"{problem.topology.workers}"
+            )
+    else:
+        if set(placement.slot_of) != set(placement.node_of):
+            found.append("some executors have no worker slot")
+        found.extend(_port_problems(view, placement))
+        try:
+            workers = check_workers(placement, max(1, problem.topology.workers))
+        except PlanRejected as error:
+            found.append(str(error))
+            workers = 0
+    if found:
+        raise PlanRejected(
+            f"the plan for topology {problem.topology.id} does not fit: {'; '.join(found)}"
+        )
+    return workers
+
+
+def _port_problems(view: TopologyView, placement: Placement) -> list[str]:
+    """Slots on ports the topology may not use (another topology's, or not a slot)."""
+    allowed: dict[str, set[int]] = defaultdict(set)
+    for node, ports in (view.free_ports or {}).items():
+        allowed[node].update(ports)
+    for slot in view.current_slots.values():
+        allowed[slot.node].add(slot.port)
+    bad = sorted(
+        {(s.node, s.port) for s in placement.slot_of.values() if s.port not in allowed[s.node]}
+    )
+    if not bad:
+        return []
+    shown = ", ".join(f"{node}:{port}" for node, port in bad)
+    return [f"slot(s) {shown} are not free for this topology"]
+
+
+def score(view: TopologyView, placement: Placement) -> Evaluation:
+    """Step 3 of the module docstring."""
+    return routed_evaluation(view.problem, placement, loadaware_messaging(view.conf))
+
+
+def routing_of(view: TopologyView) -> str:
+    """How :func:`score` routes the view's shuffles."""
+    return "loadaware" if loadaware_messaging(view.conf) else "uniform"
+
+
+def routed_evaluation(problem: Problem, placement: Placement, loadaware: bool) -> Evaluation:
+    """:func:`~scheduler_py.model.cost.evaluate`, with the traffic of Storm's locality-aware
+    routing when ``loadaware``: total, inter-node and inter-worker all from
+    :func:`~scheduler_py.model.loadaware.loadaware_pair_traffic` (declared edges weighed by
+    their flows), so a gain and δ × total are in the same unit."""
+    evaluation = evaluate(problem, placement)
+    if not loadaware:
+        return evaluation
+    pairs = loadaware_pair_traffic(problem, placement)
+    total = sum(pairs.values())
+    internode = crossing_traffic(placement, pairs)
+    return replace(
+        evaluation,
+        imc_gain=max(total - internode, 0.0),
+        internode_traffic=internode,
+        interworker_traffic=crossing_workers(placement, pairs),
+        total_traffic=total,
+    )
+
+
+def verified(view: TopologyView, placement: Placement, relabel: bool = False) -> VerifiedPlan:
+    """:func:`finish`, :func:`verify` and :func:`score` ``placement``."""
+    placement = finish(view, placement, relabel)
+    return checked(view, placement)
+
+
+def checked(view: TopologyView, placement: Placement) -> VerifiedPlan:
+    """:func:`verify` and :func:`score` a placement that already has its slots (a stage of
+    a plan, an armed plan, the running placement)."""
+    workers = verify(view, placement)
+    return VerifiedPlan(placement, workers, score(view, placement), routing_of(view))
+
+
+def placement_from_slots(
+    topology_id: str, slot_of: Mapping[str, WorkerSlot], algorithm: str
+) -> Placement:
+    """A model placement whose workers are the given Storm slots (one index per port on a
+    node, in port order)."""
+    ports: dict[str, list[int]] = defaultdict(list)
+    for slot in set(slot_of.values()):
+        ports[slot.node].append(slot.port)
+    index = {(node, port): i for node, p in ports.items() for i, port in enumerate(sorted(p))}
+    return Placement(
+        topology_id,
+        {e: s.node for e, s in slot_of.items()},
+        algorithm=algorithm,
+        worker_of={e: index[(s.node, s.port)] for e, s in slot_of.items()},
+        slot_of=dict(slot_of),
+    )
+
+
+def from_storm(view: TopologyView, rows: Iterable[StormPlacement], algorithm: str) -> Placement:
+    """The model placement of Storm rows ``(task_start, task_end, component, supervisor,
+    port)`` (an armed plan); an executor the view does not know raises
+    :class:`PlanRejected`."""
+    model_of = {key: eid for eid, key in view.storm_executor.items()}
+    slot_of: dict[str, WorkerSlot] = {}
+    unknown = []
+    for start, end, _, supervisor, port in rows:
+        eid = model_of.get((start, end))
+        if eid is None or eid in slot_of:
+            unknown.append(f"[{start}-{end}]")
+            continue
+        slot_of[eid] = WorkerSlot(supervisor, port)
+    if unknown:
+        raise PlanRejected(
+            f"the plan for topology {view.topology_id} places executor(s) it does not have "
+            f"or places them twice: {', '.join(unknown[:8])}"
+        )
+    return placement_from_slots(view.topology_id, slot_of, algorithm)
+
+
+def storm_rows(view: TopologyView, placement: Placement) -> list[StormPlacement]:
+    """``(task_start, task_end, component, supervisor, port)`` of every executor."""
+    rows = []
+    for eid, slot in sorted(placement.slot_of.items()):
+        start, end = view.storm_executor[eid]
+        rows.append((start, end, view.component_of[(start, end)], slot.node, slot.port))
+    return rows

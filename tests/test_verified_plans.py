@@ -1,0 +1,188 @@
+"""Every placement that can reach Storm fits: re-plans, each stage of a staged re-plan and
+armed plans (scheduler_py/scheduling/verified.py). The clusters are small cases a search
+over random ones found; the checks add up the declared resources themselves."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+
+from scheduler_py.reconfig.controller import Controller
+from scheduler_py.reconfig.history import History
+from scheduler_py.reconfig.trigger import TriggerConfig
+from scheduler_py.scheduling.round import RoundConfig
+from scheduler_py.service.snapshot import to_state
+from scheduler_py.service.wire import wire
+from tests.snapshots import answer, snapshot, supervisor
+
+QUICK = TriggerConfig(
+    drain_poll_secs=0.001, drain_timeout_secs=1.0, apply_timeout_secs=0.5, warmup_secs=0
+)
+
+
+def chain(
+    components: Mapping[str, tuple[int, float]],
+    current: Iterable[tuple[int, str, int]] = (),
+    workers: int = 4,
+    topology_id: str = "t-1",
+    conf: Mapping[str, object] | None = None,
+):
+    """Components (name -> (parallelism, declared CPU per executor)) in a shuffle chain in
+    name order, 64 MB each; tasks numbered from 1 in name order, one task per executor;
+    ``current``: (task, supervisor, port)."""
+    w = wire()
+    names = sorted(components)
+    built = []
+    for i, name in enumerate(names):
+        parallelism, cpu = components[name]
+        inputs = [w.InputStream(names[i - 1], "default", w.GroupingType.SHUFFLE, None)] if i else []
+        built.append(w.Component(name, i == 0, False, parallelism, cpu, 64.0, inputs))
+    executors = []
+    for comp in built:
+        for _ in range(comp.parallelism):
+            task = len(executors) + 1
+            executors.append(w.Executor(task, task, comp.id))
+    component_of = {e.task_start: e.component for e in executors}
+    placed = [
+        w.ExecutorPlacement(w.Executor(t, t, component_of[t]), sup, port)
+        for t, sup, port in current
+    ]
+    return w.Topology(
+        id=topology_id,
+        name=topology_id.split("-")[0],
+        num_workers=workers,
+        components=built,
+        executors=executors,
+        current=placed,
+        needs_scheduling=not placed,
+        conf={k: json.dumps(v) for k, v in (conf or {}).items()},
+    )
+
+
+def cluster(capacity: Mapping[str, float], topologies: list, ports=(6700, 6701, 6702)):
+    """Supervisors with ``capacity`` CPU each, Storm's available resources net of what the
+    topologies' running executors declare."""
+    cpu_used: dict[str, float] = defaultdict(float)
+    mem_used: dict[str, float] = defaultdict(float)
+    owners: dict[str, dict[int, str]] = defaultdict(dict)
+    for topo in topologies:
+        declared = {c.id: (c.cpu_per_executor, c.memory_mb_per_executor) for c in topo.components}
+        for placed in topo.current:
+            cpu, mem = declared[placed.executor.component]
+            cpu_used[placed.supervisor_id] += cpu
+            mem_used[placed.supervisor_id] += mem
+            owners[placed.supervisor_id][placed.port] = topo.id
+    return snapshot(
+        [
+            supervisor(
+                sid,
+                ports=ports,
+                cpu=cap,
+                owners=owners[sid],
+                used_cpu=cpu_used[sid],
+                used_memory=mem_used[sid],
+            )
+            for sid, cap in capacity.items()
+        ],
+        topologies,
+    )
+
+
+def declared_load(topo, rows) -> dict[str, float]:
+    """supervisor -> the CPU the rows (task_start, task_end, component, supervisor, port)
+    declare there."""
+    declared = {c.id: c.cpu_per_executor for c in topo.components}
+    load: dict[str, float] = defaultdict(float)
+    for _, _, component, sup, _ in rows:
+        load[sup] += declared[component]
+    return dict(load)
+
+
+class SendingNimbus:
+    """Nimbus whose rebalance runs a scheduling round at once (what Storm does for a
+    deactivated topology), recording the plan the brain sent for the topology."""
+
+    def __init__(self, snap):
+        self.snap = snap
+        self.controller = None
+        self.sent: list[tuple] = []
+        self.state = "ACTIVE"
+
+    def status(self, name):
+        return self.state
+
+    def deactivate(self, name):
+        self.state = "INACTIVE"
+
+    def activate(self, name):
+        self.state = "ACTIVE"
+
+    def rebalance(self, name, wait_secs=0):
+        reply, _ = answer(self.snap, RoundConfig(), self.controller.armed())
+        for plan in reply.plans:
+            if plan.decision == 1:
+                self.sent.append(
+                    tuple(
+                        (
+                            p.executor.task_start,
+                            p.executor.task_end,
+                            p.executor.component,
+                            p.supervisor_id,
+                            p.port,
+                        )
+                        for p in plan.placements
+                    )
+                )
+
+    def assignment(self, name):
+        return None
+
+    def sync_supervisor(self, supervisor_id, host, port):
+        pass
+
+
+def _run_replan(tmp_path, snap, name, algorithm):
+    nimbus = SendingNimbus(snap)
+    controller = Controller(RoundConfig(), QUICK, History(tmp_path), nimbus, sleep=lambda s: None)
+    nimbus.controller = controller
+    controller.observe_round(to_state(snap), answer(snap, RoundConfig())[1])
+    controller.replan(name, algorithm)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        entries = controller.history_of(name)
+        if entries and entries[-1].get("state") in ("completed", "rolled_back", "failed"):
+            return nimbus, entries[-1]
+        time.sleep(0.01)
+    raise AssertionError(f"no terminal state: {controller.history_of(name)}")
+
+
+# a(3 × 10 %) -> b(2 × 30 %) -> c(2 × 30 %) on s1 (60 %), s2, s3, s4 (50 % each); tdls's plan
+# restarts 5 of 6 workers, staged in up to 3 stages of at most 3 restarts. The first stage as
+# the groups ranked it moved c#1 from s1 onto s2 beside b#0, whose group moves it off s2
+# only in a later stage: 60 % on s2.
+STAGED = {"a": (3, 10.0), "b": (2, 30.0), "c": (2, 30.0)}
+STAGED_CAPACITY = {"s1": 60.0, "s2": 50.0, "s3": 50.0, "s4": 50.0}
+STAGED_RUNNING = [
+    (1, "s3", 6700),
+    (2, "s4", 6700),
+    (3, "s4", 6700),
+    (4, "s2", 6701),
+    (5, "s1", 6700),
+    (6, "s3", 6700),
+    (7, "s1", 6701),
+]
+
+
+def test_an_operator_replan_never_sends_a_stage_over_capacity(tmp_path):
+    topo = chain(STAGED, STAGED_RUNNING, workers=6)
+    nimbus, entry = _run_replan(tmp_path, cluster(STAGED_CAPACITY, [topo]), "t", "tdls")
+    assert nimbus.sent, entry
+    for rows in nimbus.sent:
+        load = declared_load(topo, rows)
+        over = {s: c for s, c in load.items() if c > STAGED_CAPACITY[s] + 1e-9}
+        assert not over, f"sent a plan over capacity: {over} ({entry})"
+        assert len({(sup, port) for *_, sup, port in rows}) <= 6
+    recorded = declared_load(topo, entry["storm_placement"])
+    assert all(c <= STAGED_CAPACITY[s] + 1e-9 for s, c in recorded.items()), recorded
