@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from scheduler_py.reconfig.controller import Controller
 from scheduler_py.reconfig.history import History
 from scheduler_py.reconfig.trigger import TriggerConfig
+from scheduler_py.scheduling.interfaces import ArmedPlan
 from scheduler_py.scheduling.round import RoundConfig
 from scheduler_py.service.snapshot import to_state
 from scheduler_py.service.wire import wire
@@ -186,3 +187,44 @@ def test_an_operator_replan_never_sends_a_stage_over_capacity(tmp_path):
         assert len({(sup, port) for *_, sup, port in rows}) <= 6
     recorded = declared_load(topo, entry["storm_placement"])
     assert all(c <= STAGED_CAPACITY[s] + 1e-9 for s, c in recorded.items()), recorded
+
+
+def occupied(snap, reply) -> dict[str, float]:
+    """supervisor -> declared CPU after the round: PLACE plans as answered, every other
+    topology where it runs."""
+    topologies = {t.id: t for t in snap.topologies}
+    placed = {plan.topology_id: plan for plan in reply.plans if plan.decision == 1}
+    load: dict[str, float] = defaultdict(float)
+    for topo in snap.topologies:
+        declared = {c.id: c.cpu_per_executor for c in topo.components}
+        if topo.id in placed:
+            rows = [(p.executor.component, p.supervisor_id) for p in placed[topo.id].placements]
+        else:
+            rows = [(p.executor.component, p.supervisor_id) for p in topo.current]
+        for component, sup in rows:
+            load[sup] += declared[component]
+    assert set(placed) <= set(topologies)
+    return dict(load)
+
+
+def test_an_armed_plan_claims_its_capacity_before_another_topology_is_planned():
+    """a-1 (100 %) runs on s2 and its armed plan moves it to s1; b-1 (100 %), new, comes
+    first in the snapshot. Both fit s1 (120 %) alone, not together."""
+    moved = chain({"a": (1, 100.0)}, [(1, "s2", 6700)], workers=1, topology_id="a-1")
+    new = chain({"b": (1, 100.0)}, workers=1, topology_id="b-1")
+    capacity = {"s1": 120.0, "s2": 120.0}
+    snap = cluster(capacity, [new, moved])
+    armed = {"a-1": ArmedPlan("a-1", "td", "re-planned", ((1, 1, "a", "s1", 6700),))}
+    reply, decisions = answer(snap, RoundConfig(), armed)
+    assert [d.decision for d in decisions] == ["PLACE", "PLACE"], decisions
+    assert decisions[1].reason == "re-planned"
+    load = occupied(snap, reply)
+    assert all(load[s] <= capacity[s] for s in load), load
+
+
+def test_an_armed_plan_that_does_not_fit_is_not_sent():
+    moved = chain({"a": (2, 70.0)}, [(1, "s2", 6700), (2, "s2", 6700)], workers=1)
+    snap = cluster({"s1": 120.0, "s2": 150.0}, [moved])
+    rows = ((1, 1, "a", "s1", 6700), (2, 2, "a", "s1", 6700))
+    _, decisions = answer(snap, RoundConfig(), {"t-1": ArmedPlan("t-1", "td", "x", rows)})
+    assert decisions[0].decision == "KEEP", decisions

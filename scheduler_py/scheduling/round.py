@@ -60,7 +60,12 @@ from scheduler_py.scheduling.interfaces import ArmedPlan, CostSource
 from scheduler_py.scheduling.planning import PlanningWorker, plan_within
 from scheduler_py.scheduling.routing import ROUTING_FIELDS, DeferredSummary, routing_summary
 from scheduler_py.scheduling.state import ClusterState, ExecutorRun, StormExecutor, StormTopology
-from scheduler_py.scheduling.verified import check_workers, loadaware_messaging
+from scheduler_py.scheduling.verified import (
+    check_workers,
+    checked,
+    from_storm,
+    loadaware_messaging,
+)
 from scheduler_py.scheduling.view import Supervisors, TopologyView, storm_view, supervisors_of
 
 log = logging.getLogger(__name__)
@@ -203,35 +208,35 @@ def run_round(
 def _run_items(
     items: Sequence[RoundItem], config: RoundConfig, budget: Budget, worker: PlanningWorker
 ) -> list[TopologyDecision]:
+    """Topologies with an armed plan first — their plans claim their capacity before any
+    other topology is planned — then the others in order; decisions in ``items``' order."""
     claims = Claims()
-    decisions = []
-    for index, item in enumerate(items):
-        if item.armed is not None:
-            decision = _armed(item)
-            if decision is not None:
-                decisions.append(decision)
-                continue
+    decided: dict[int, TopologyDecision] = {}
+    order = [i for i, item in enumerate(items) if item.armed is not None]
+    order += [i for i, item in enumerate(items) if item.armed is None]
+    for position, index in enumerate(order):
+        item = items[index]
         try:
             view = item.build(claims.of_others(item.topology_id))
         except SchedulingError as error:
             what = "place" if isinstance(error, InfeasibleError) else "read"
             reason = f"cannot {what} topology: {error}"
-            decisions.append(TopologyDecision(item.topology_id, LEAVE, "", reason, error=error))
+            decided[index] = TopologyDecision(item.topology_id, LEAVE, "", reason, error=error)
             continue
-        kept = _kept(view, config.keep)
-        if kept is not None:
-            decisions.append(kept)
-            continue
-        decision = _plan(view, config, budget, len(items) - index, worker)
-        last = index == len(items) - 1  # no topology after it would see its claims
+        decision = _armed(item, view) if item.armed is not None else None
+        if decision is None:
+            decision = _kept(view, config.keep)
+        if decision is None:
+            decision = _plan(view, config, budget, len(order) - position, worker)
+        last = position == len(order) - 1  # no topology after it would see its claims
         if decision.plan is not None and decision.decision == PLACE and not last:
             claims.record(
                 item.topology_id,
                 view.current_usage(),
                 problem_usage(view.problem, decision.plan),
             )
-        decisions.append(decision)
-    return decisions
+        decided[index] = decision
+    return [decided[i] for i in range(len(items))]
 
 
 def _share(budget: Budget, left: int, conf: Mapping[str, Any]) -> Budget:
@@ -395,8 +400,10 @@ def _bound_budget(budget: Budget, planning_secs: float) -> Budget:
     return share if share.remaining() <= longest else Budget.of(longest)
 
 
-def _armed(item: RoundItem) -> TopologyDecision | None:
-    """PLACE the armed plan if it still covers exactly the topology's executors."""
+def _armed(item: RoundItem, view: TopologyView) -> TopologyDecision | None:
+    """PLACE the armed plan if it still covers exactly the topology's executors and passes
+    :func:`~scheduler_py.scheduling.verified.verify` against what this round's view leaves
+    it (capacity the topologies before it claimed, ports, ``topology.workers``)."""
     armed = item.armed
     assert armed is not None
     planned = {(start, end) for start, end, _, _, _ in armed.placements}
@@ -405,6 +412,15 @@ def _armed(item: RoundItem) -> TopologyDecision | None:
             "topology %s: the armed reconfiguration plan no longer matches its executors; "
             "ignoring it",
             item.topology_id,
+        )
+        return None
+    try:
+        plan = checked(view, from_storm(view, armed.placements, armed.algorithm)).placement
+    except SchedulingError as error:
+        log.warning(
+            "topology %s: the armed reconfiguration plan no longer fits; ignoring it: %s",
+            item.topology_id,
+            error,
         )
         return None
     runs = tuple(
@@ -417,7 +433,9 @@ def _armed(item: RoundItem) -> TopologyDecision | None:
         PLACE,
         armed.algorithm,
         armed.reason,
+        placement={e: (slot.node, slot.port) for e, slot in plan.slot_of.items()},
         storm_placement=storm_map,
         summary=armed.summary,
         runs=runs,
+        plan=plan,
     )
