@@ -9,14 +9,19 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
+from scheduler_py.model.cost import evaluate, violations
+from scheduler_py.model.slots import restarted_workers
+from scheduler_py.model.types import Placement, WorkerSlot
 from scheduler_py.reconfig.controller import Controller
 from scheduler_py.reconfig.history import History
+from scheduler_py.reconfig.staging import stage
 from scheduler_py.reconfig.trigger import TriggerConfig
 from scheduler_py.scheduling.interfaces import ArmedPlan
+from scheduler_py.scheduling.proposal import Proposal, running_placement
 from scheduler_py.scheduling.round import RoundConfig
 from scheduler_py.service.snapshot import to_state
 from scheduler_py.service.wire import wire
-from tests.snapshots import answer, snapshot, supervisor
+from tests.snapshots import answer, snapshot, supervisor, view_of
 
 QUICK = TriggerConfig(
     drain_poll_secs=0.001, drain_timeout_secs=1.0, apply_timeout_secs=0.5, warmup_secs=0
@@ -228,3 +233,59 @@ def test_an_armed_plan_that_does_not_fit_is_not_sent():
     rows = ((1, 1, "a", "s1", 6700), (2, 2, "a", "s1", 6700))
     _, decisions = answer(snap, RoundConfig(), {"t-1": ArmedPlan("t-1", "td", "x", rows)})
     assert decisions[0].decision == "KEEP", decisions
+
+
+def test_a_stage_never_uses_more_workers_than_topology_workers():
+    """a -> b, and c, d, g, h exchanging nothing; 4 workers allowed and used. The plan (4
+    workers) puts a beside b in a new worker, leaving c alone in another (the group of slots
+    that gains traffic, restarting 3 workers) and merges d and h (gains nothing). The first
+    group alone would run 5 workers, which Storm rejects: the stage takes the second."""
+    w = wire()
+    inputs = {"b": [w.InputStream("a", "default", w.GroupingType.SHUFFLE, None)]}
+    components = [
+        w.Component(n, n == "a", False, 1, 10.0, 64.0, inputs.get(n, [])) for n in "abcdgh"
+    ]
+    executors = [w.Executor(i + 1, i + 1, c.id) for i, c in enumerate(components)]
+    task = {c.id: i + 1 for i, c in enumerate(components)}
+    running = {"a": ("s1", 6700), "c": ("s1", 6700), "b": ("s2", 6700), "g": ("s2", 6700)}
+    running |= {"d": ("s3", 6700), "h": ("s4", 6700)}
+    topo = w.Topology(
+        id="t-1",
+        name="t",
+        num_workers=4,
+        components=components,
+        executors=executors,
+        current=[
+            w.ExecutorPlacement(w.Executor(task[n], task[n], n), *where)
+            for n, where in running.items()
+        ],
+        needs_scheduling=False,
+        conf={"topology.disable.loadaware.messaging": "true"},
+    )
+    snap = cluster({f"s{i}": 400.0 for i in (1, 2, 3, 4)}, [topo])
+    view = view_of(snap)
+    planned = {"a": ("s2", 6701), "b": ("s2", 6701), "c": ("s1", 6701), "g": ("s2", 6700)}
+    planned |= {"d": ("s3", 6701), "h": ("s3", 6701)}
+    slots = {f"{n}#0": WorkerSlot(*where) for n, where in planned.items()}
+    placement = Placement(
+        "t-1",
+        {e: s.node for e, s in slots.items()},
+        worker_of={e: s.port for e, s in slots.items()},
+        slot_of=slots,
+    )
+    assert not violations(view.problem, placement)
+    whole = Proposal(
+        view=view,
+        algorithm="crafted",
+        placement=placement,
+        running=evaluate(view.problem, running_placement(view)),
+        candidate=evaluate(view.problem, placement),
+        workers_restarted=restarted_workers(view.current_slots, slots),
+        workers_stopped=1,
+    )
+    assert whole.workers_restarted == 4
+    first, stages = stage(whole, 0.5)
+    used = {(s.node, s.port) for s in first.placement.slot_of.values()}
+    assert len(used) <= 4, sorted(used)
+    assert not violations(view.problem, first.placement)
+    assert stages > 1 and first.workers_restarted == 1  # the merge of d and h
