@@ -238,12 +238,9 @@ class Controller:
         overrides: Mapping[str, Any] | None = None,
     ) -> Proposal:
         view = storm_view(snapshot, topo, None, self.planner.costs)
-        chosen, params = choose_algorithm(view.conf, self.planner)
-        if algorithm is None and config.algorithm:
-            algorithm = config.algorithm
-        if algorithm and algorithm != chosen:
-            chosen, params = algorithm, dict(self.planner.default_params.get(algorithm, {}))
-        params = dict(params) | dict(overrides or {})
+        requested = algorithm or config.algorithm or None
+        chosen, params = choose_algorithm(view.conf, self.planner, requested)
+        params |= dict(overrides or {})
         whole = propose(view, chosen, params, snapshot.hosts)
         first, stages = stage(whole, config.max_restart_share)
         self._stages[topo.id] = (stages, whole.workers_restarted)

@@ -9,17 +9,21 @@ topology at a time — by the reconfiguration controller's re-plans
 1. **view**: its model problem, with the capacity the topologies handled before it claimed
    taken off (:mod:`scheduler_py.scheduling.claims`, :mod:`scheduler_py.scheduling.view`);
 2. **armed plan**: a plan the reconfiguration controller armed for this (drained) topology
-   is answered as PLACE;
+   is answered as PLACE once it passes :func:`~scheduler_py.scheduling.verified.verify`
+   against this view; topologies with an armed plan come first in the round, so that their
+   plans claim their capacity before any other topology is planned;
 3. **keep**: a topology whose executors all run already is KEPT (re-placing running
    topologies is the reconfiguration controller's job);
 4. **plan under a budget**: the algorithm (topology conf ``scheduler.brain.algorithm``, else
    the default) plans within the topology's share of the round's time budget
    (:mod:`scheduler_py.scheduling.planning`); past it, its best plan so far or the fallback
    algorithm's plan, with the reason;
-5. **slots and validation**: a plan with more workers than ``topology.workers`` has whole
-   workers merged until it fits (:mod:`scheduler_py.scheduling.consolidation`), then logical
-   workers are mapped to ports keeping executors where they run
-   (:func:`scheduler_py.model.slots.assign_slots`);
+5. **finish and verify**: the one path every placement for Storm takes
+   (:mod:`scheduler_py.scheduling.verified`): a plan with more workers than
+   ``topology.workers`` has whole workers merged until it fits
+   (:mod:`scheduler_py.scheduling.consolidation`), logical workers are mapped to ports
+   keeping executors where they run (:func:`scheduler_py.model.slots.assign_slots`), and the
+   result is checked against the view's capacity, ports and ``topology.workers``;
 6. **fallback per topology**: anything that goes wrong for one topology — unknown algorithm,
    infeasible, a bug — becomes LEAVE_TO_STORM with the reason; other topologies keep theirs.
 
@@ -50,21 +54,19 @@ from scheduler_py.algorithms import registry
 from scheduler_py.config import keys
 from scheduler_py.model.bound import TrafficBound, traffic_bound
 from scheduler_py.model.budget import UNLIMITED, Budget
-from scheduler_py.model.cost import Evaluation, evaluate, violations
+from scheduler_py.model.cost import Evaluation, violations
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
-from scheduler_py.model.slots import assign_slots
 from scheduler_py.model.types import Placement, Problem
 from scheduler_py.scheduling.claims import Claims, NodeClaim, problem_usage
-from scheduler_py.scheduling.consolidation import within_workers, worker_count
 from scheduler_py.scheduling.interfaces import ArmedPlan, CostSource
 from scheduler_py.scheduling.planning import PlanningWorker, plan_within
 from scheduler_py.scheduling.routing import ROUTING_FIELDS, DeferredSummary, routing_summary
 from scheduler_py.scheduling.state import ClusterState, ExecutorRun, StormExecutor, StormTopology
 from scheduler_py.scheduling.verified import (
-    check_workers,
     checked,
     from_storm,
     loadaware_messaging,
+    verified,
 )
 from scheduler_py.scheduling.view import Supervisors, TopologyView, storm_view, supervisors_of
 
@@ -265,11 +267,19 @@ def _kept(view: TopologyView, mode: str) -> TopologyDecision | None:
     return TopologyDecision(view.topology_id, KEEP, "", reason, plan=view.problem.current)
 
 
-def choose_algorithm(conf: Mapping[str, Any], config: RoundConfig) -> tuple[str, dict[str, Any]]:
-    """The topology's algorithm and parameters: its conf, else the service defaults."""
-    algorithm = str(conf.get(keys.ALGORITHM.name) or config.default_algorithm)
+def choose_algorithm(
+    conf: Mapping[str, Any], config: RoundConfig, requested: str | None = None
+) -> tuple[str, dict[str, Any]]:
+    """The topology's algorithm and parameters: its conf, else the service defaults.
+
+    ``requested`` (a re-plan's algorithm: the operator's, or the reconfiguration setting
+    ``algorithm``) replaces the topology's own algorithm; its parameters are then the
+    service's for it, without the topology's ``scheduler.brain.params``, which are meant
+    for its own algorithm."""
+    own = str(conf.get(keys.ALGORITHM.name) or config.default_algorithm)
+    algorithm = requested or own
     params = dict(config.default_params.get(algorithm, {}))
-    raw = conf.get(keys.PARAMS.name)
+    raw = conf.get(keys.PARAMS.name) if algorithm == own else None
     if isinstance(raw, Mapping):
         params.update(raw)
     elif raw not in (None, ""):
@@ -318,15 +328,12 @@ def _place(
     started = time.perf_counter()
     outcome = plan_within(problem, algorithm, params, budget, config.fallback_algorithm, worker)
     planning_secs = time.perf_counter() - started
-    placement = within_workers(problem, outcome.placement, problem.topology.workers)
+    plan = verified(view, outcome.placement)
+    placement, workers, evaluation = plan.placement, plan.workers, plan.evaluation
     runs: list[ExecutorRun] = []
     record_map: dict[str, tuple[str, int]] = {}
     storm_map: dict[str, tuple[str, int]] = {}
-    if view.free_ports is None:
-        workers = worker_count(placement)
-    else:
-        placement = assign_slots(placement, view.free_ports, view.current_slots)
-        workers = check_workers(placement, problem.topology.workers)
+    if view.free_ports is not None:
         executor_of = view.storm_executors
         for eid, slot in sorted(placement.slot_of.items()):
             key = view.storm_executor[eid]
@@ -338,7 +345,6 @@ def _place(
             runs.append(ExecutorRun(executor, *where))
             record_map[eid] = where
             storm_map[f"{key[0]}-{key[1]}"] = where
-    evaluation = evaluate(problem, placement)
     bound = _round_bound(problem, evaluation, _bound_budget(budget, planning_secs))
     gap = bound.gap(evaluation.imc_gain)
     against_bound = (

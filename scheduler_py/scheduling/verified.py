@@ -27,9 +27,10 @@ topology (:mod:`scheduler_py.scheduling.round`, which also claims its capacity,
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from scheduler_py.config import keys
@@ -49,15 +50,28 @@ class PlanRejected(SchedulingError):
 
 @dataclass(frozen=True)
 class VerifiedPlan:
-    """A placement that passed :func:`verify`, with its score."""
+    """A placement that passed :func:`verify`, with its evaluation and score."""
 
     placement: Placement
     workers: int
     """the workers (slots) it uses; logical workers when ports are not modelled"""
-    score: Evaluation
-    """:func:`score` of the placement"""
-    routing: str
-    """how :attr:`score` routes shuffles: ``loadaware`` or ``uniform``"""
+    evaluation: Evaluation
+    """:func:`~scheduler_py.model.cost.evaluate` of the placement (the uniform split; the
+    round's plan log and its traffic bound use it)"""
+    loadaware: bool
+    """whether :attr:`score` routes shuffles locality-first (:func:`loadaware_messaging`)"""
+    problem: Problem = field(repr=False, compare=False)
+
+    @property
+    def routing(self) -> str:
+        """How :attr:`score` routes shuffles: ``loadaware`` or ``uniform``."""
+        return "loadaware" if self.loadaware else "uniform"
+
+    @functools.cached_property
+    def score(self) -> Evaluation:
+        """:func:`score` of the placement, computed when first read (a Nimbus round reads
+        it only through the deferred routing fields of its summary)."""
+        return _routed(self.problem, self.placement, self.evaluation, self.loadaware)
 
 
 def loadaware_messaging(conf: Mapping[str, Any]) -> bool:
@@ -92,10 +106,11 @@ def finish(view: TopologyView, placement: Placement, relabel: bool = False) -> P
     return placement
 
 
-def verify(view: TopologyView, placement: Placement) -> int:
-    """Step 2 of the module docstring; returns the workers the placement uses."""
+def verify(view: TopologyView, placement: Placement, evaluation: Evaluation | None = None) -> int:
+    """Step 2 of the module docstring; returns the workers the placement uses.
+    ``evaluation``: the placement's, when the caller has it (its violations are used)."""
     problem = view.problem
-    found = violations(problem, placement)
+    found = list(evaluation.violations) if evaluation else violations(problem, placement)
     if view.free_ports is None:
         workers = worker_count(placement)
         if workers > max(1, problem.topology.workers):
@@ -150,7 +165,13 @@ def routed_evaluation(problem: Problem, placement: Placement, loadaware: bool) -
     routing when ``loadaware``: total, inter-node and inter-worker all from
     :func:`~scheduler_py.model.loadaware.loadaware_pair_traffic` (declared edges weighed by
     their flows), so a gain and δ × total are in the same unit."""
-    evaluation = evaluate(problem, placement)
+    return _routed(problem, placement, evaluate(problem, placement), loadaware)
+
+
+def _routed(
+    problem: Problem, placement: Placement, evaluation: Evaluation, loadaware: bool
+) -> Evaluation:
+    """``evaluation`` with the traffic fields of :func:`routed_evaluation`."""
     if not loadaware:
         return evaluation
     pairs = loadaware_pair_traffic(problem, placement)
@@ -174,8 +195,10 @@ def verified(view: TopologyView, placement: Placement, relabel: bool = False) ->
 def checked(view: TopologyView, placement: Placement) -> VerifiedPlan:
     """:func:`verify` and :func:`score` a placement that already has its slots (a stage of
     a plan, an armed plan, the running placement)."""
-    workers = verify(view, placement)
-    return VerifiedPlan(placement, workers, score(view, placement), routing_of(view))
+    evaluation = evaluate(view.problem, placement)
+    workers = verify(view, placement, evaluation)
+    loadaware = loadaware_messaging(view.conf)
+    return VerifiedPlan(placement, workers, evaluation, loadaware, view.problem)
 
 
 def placement_from_slots(
