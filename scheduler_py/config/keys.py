@@ -216,6 +216,13 @@ MONITOR_SHELL_LOG_DELEGATE = Key(
     "monitor",
     shown_default="Storm's `DefaultShellLogHandler`",
 )
+MONITOR_MODE = Key(
+    "scheduler.monitor.mode",
+    "counts",
+    "`counts`: Storm's own task counters, no per-tuple cost; `exact`: also the per-tuple "
+    "`TrafficHook` (exact pair traffic, costs throughput)",
+    "monitor",
+)
 
 # --- reconfiguration (scheduler_py/reconfig/trigger.py TriggerConfig) -----------------------
 RECONFIG_PREFIX = "scheduler.reconfig."

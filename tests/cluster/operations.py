@@ -123,7 +123,7 @@ def restart_exited_supervisors(cluster) -> list[int]:
 
 MONITOR_WINDOW_SECS = 5
 LIVE_COUNTERS = (
-    'topology.auto.task.hooks=["io.schedulerpy.storm.monitor.TrafficHook"]',
+    'topology.metrics.reporters=[{"class": "io.schedulerpy.storm.monitor.CountsReporter"}]',
     "topology.multilang.log.handler=io.schedulerpy.storm.monitor.MonitorShellLogHandler",
     f"scheduler.monitor.window.secs={MONITOR_WINDOW_SECS}",
 )

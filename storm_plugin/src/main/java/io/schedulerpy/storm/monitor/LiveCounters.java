@@ -53,12 +53,18 @@ final class LiveCounters {
         return out;
     }
 
-    /** One task's counters at one moment. */
+    /**
+     * One task's counters at one moment. {@code pending}: from the hooks, a spout's tuple trees handed
+     * to the ackers and not yet acked or failed (never negative; bolts: 0); in counts mode
+     * ({@link CountsSource#live}) the tuples waiting in the task's executor's queues.
+     */
     record Snapshot(int task, String component, boolean spout, long emitted, long executed, long acked, long failed,
-                    long ackInit) {
-        /** Spouts: tuple trees handed to the ackers and not yet acked or failed (never negative); bolts: 0. */
-        long pending() {
-            return spout ? Math.max(0, ackInit - acked - failed) : 0;
+                    long ackInit, long pending) {
+        /** The hooks' snapshot: {@code pending} = ack_init − acked − failed for a spout, 0 for a bolt. */
+        Snapshot(int task, String component, boolean spout, long emitted, long executed, long acked, long failed,
+                 long ackInit) {
+            this(task, component, spout, emitted, executed, acked, failed, ackInit,
+                spout ? Math.max(0, ackInit - acked - failed) : 0);
         }
     }
 

@@ -22,6 +22,13 @@ final class MonitorConfig {
     static final String ZK_ENABLED = "scheduler.monitor.zk.enabled";
     /** Extra: the ShellLogHandler {@link MonitorShellLogHandler} delegates the multilang log lines to. */
     static final String SHELL_LOG_DELEGATE = "scheduler.monitor.multilang.log.handler";
+    /**
+     * {@code counts} (default): Storm's own per-task counters, read by {@link CountsReporter}, no task hook;
+     * {@code exact}: also the per-tuple {@link TrafficHook} (exact pairs, exact live counters).
+     */
+    static final String MODE = "scheduler.monitor.mode";
+    static final String MODE_COUNTS = "counts";
+    static final String MODE_EXACT = "exact";
 
     static final double DEFAULT_WINDOW_SECS = 10;
     static final double DEFAULT_SAMPLE_RATE = 0.01;
@@ -49,6 +56,8 @@ final class MonitorConfig {
     final long liveMs;
     final List<String> zkServers;
     final Object zkPort;
+    /** {@code scheduler.monitor.mode} is {@code exact}. */
+    final boolean exact;
     private final List<String> problems = new ArrayList<>();
 
     MonitorConfig(Map<String, Object> conf) {
@@ -93,6 +102,21 @@ final class MonitorConfig {
         }
         zkServers = Collections.unmodifiableList(servers);
         zkPort = c.getOrDefault("storm.zookeeper.port", 2181);
+        exact = mode(c.get(MODE));
+    }
+
+    private boolean mode(Object value) {
+        if (value == null) {
+            return false;
+        }
+        String m = value.toString().trim().toLowerCase();
+        if (m.equals(MODE_EXACT)) {
+            return true;
+        }
+        if (!m.equals(MODE_COUNTS)) {
+            problems.add(MODE + "=" + value + " is neither " + MODE_COUNTS + " nor " + MODE_EXACT + "; using " + MODE_COUNTS);
+        }
+        return false;
     }
 
     private long liveMs(double secs, Object raw) {
@@ -168,6 +192,6 @@ final class MonitorConfig {
     public String toString() {
         return "window=" + windowMs + "ms sampleRate=" + sampleRate + " zkRoot=" + zkRoot
             + " retention=" + retentionWindows + " log=" + logEnabled + " zk=" + (zkEnabled ? zkServers + ":" + zkPort : "off")
-            + " live=" + (liveMs > 0 ? liveMs + "ms" : "off");
+            + " live=" + (liveMs > 0 ? liveMs + "ms" : "off") + " mode=" + (exact ? MODE_EXACT : MODE_COUNTS);
     }
 }

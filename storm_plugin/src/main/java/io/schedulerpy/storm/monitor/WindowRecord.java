@@ -6,14 +6,35 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
- * One window record of {@code docs/monitoring-format.md} §1 (version 1), and its JSON encoding.
- * Field order follows the contract; executors are sorted by task range, traffic by (src, dst,
- * stream); CPU values are in ms with 3 decimals.
+ * One window record of {@code docs/monitoring-format.md} §1, and its JSON encoding: version 2 when it
+ * carries the counts-mode fields ({@link Counts}: mode, Storm's per-task counts, the routes), else
+ * version 1. Field order follows the contract; executors are sorted by task range, task counts by
+ * task, traffic by (src, dst, stream); CPU values are in ms with 3 decimals.
  */
 final class WindowRecord {
     static final int VERSION = 1;
+    static final int VERSION_COUNTS = 2;
+
+    /**
+     * The version-2 fields: {@code mode} ({@code counts}, or {@code exact} when the task hooks counted
+     * the traffic of the window), Storm's {@code topology.stats.sample.rate}, whether load-aware
+     * messaging is on, the tasks' counts, the routes, sampled tuple sizes per
+     * {@code "<component>:<stream>"} (empty: none), and the counters found reset in the window.
+     */
+    record Counts(String mode, double sampleRate, boolean loadAware, List<TaskCounts> taskCounts,
+                  List<TopologyRoutes.Route> routes, Map<String, Double> tupleBytes, long resetCounters) {
+        Counts {
+            List<TaskCounts> tc = new ArrayList<>(taskCounts == null ? List.of() : taskCounts);
+            tc.sort(Comparator.comparingInt(TaskCounts::task));
+            taskCounts = tc;
+            routes = routes == null ? List.of() : routes;
+            tupleBytes = tupleBytes == null ? Map.of() : new TreeMap<>(tupleBytes);
+        }
+    }
 
     /** One executor's CPU in the window. */
     record ExecutorCpu(ExecutorKey executor, double threadCpuMs, double subprocessCpuMs, List<Long> subprocessPids) {
@@ -32,10 +53,20 @@ final class WindowRecord {
     final List<TrafficCounters.Entry> traffic;
     /** Pairs left out to fit the znode size limit; -1 = not truncated (field omitted). */
     final int truncatedPairs;
+    /** The version-2 fields, or null for a version-1 record. */
+    final Counts counts;
 
     WindowRecord(String topologyId, String supervisorId, String host, int port, long seq, long windowStartMs,
                  long windowEndMs, double workerCpuMs, double overheadCpuMs, List<ExecutorCpu> executors,
                  List<TrafficCounters.Entry> traffic, int truncatedPairs) {
+        this(topologyId, supervisorId, host, port, seq, windowStartMs, windowEndMs, workerCpuMs, overheadCpuMs,
+            executors, traffic, truncatedPairs, null);
+    }
+
+    WindowRecord(String topologyId, String supervisorId, String host, int port, long seq, long windowStartMs,
+                 long windowEndMs, double workerCpuMs, double overheadCpuMs, List<ExecutorCpu> executors,
+                 List<TrafficCounters.Entry> traffic, int truncatedPairs, Counts counts) {
+        this.counts = counts;
         this.topologyId = topologyId;
         this.supervisorId = supervisorId;
         this.host = host;
@@ -55,8 +86,9 @@ final class WindowRecord {
     }
 
     String toJson() {
-        StringBuilder b = new StringBuilder(256 + 64 * traffic.size() + 128 * executors.size());
-        b.append("{\"v\": ").append(VERSION);
+        StringBuilder b = new StringBuilder(256 + 64 * traffic.size() + 128 * executors.size()
+            + (counts == null ? 0 : 160 * (counts.taskCounts().size() + counts.routes().size())));
+        b.append("{\"v\": ").append(counts == null ? VERSION : VERSION_COUNTS);
         b.append(", \"topology_id\": ");
         string(b, topologyId);
         b.append(", \"supervisor_id\": ");
@@ -69,6 +101,12 @@ final class WindowRecord {
         b.append(", \"window_end_ms\": ").append(windowEndMs);
         b.append(", \"worker_cpu_ms\": ").append(ms(workerCpuMs));
         b.append(", \"overhead_cpu_ms\": ").append(ms(overheadCpuMs));
+        if (counts != null) {
+            b.append(", \"mode\": ");
+            string(b, counts.mode());
+            b.append(", \"sample_rate\": ").append(rate(counts.sampleRate()));
+            b.append(", \"load_aware_messaging\": ").append(counts.loadAware());
+        }
         b.append(", \"executors\": [");
         for (int i = 0; i < executors.size(); i++) {
             ExecutorCpu e = executors.get(i);
@@ -86,7 +124,11 @@ final class WindowRecord {
             }
             b.append("]}");
         }
-        b.append("], \"traffic\": [");
+        b.append(']');
+        if (counts != null) {
+            appendCounts(b, counts);
+        }
+        b.append(", \"traffic\": [");
         for (int i = 0; i < traffic.size(); i++) {
             TrafficCounters.Entry t = traffic.get(i);
             b.append(i == 0 ? "" : ", ");
@@ -104,6 +146,57 @@ final class WindowRecord {
         }
         b.append('}');
         return b.toString();
+    }
+
+    private static void appendCounts(StringBuilder b, Counts c) {
+        b.append(", \"task_counts\": [");
+        for (int i = 0; i < c.taskCounts().size(); i++) {
+            b.append(i == 0 ? "" : ", ");
+            c.taskCounts().get(i).appendJson(b);
+        }
+        b.append("], \"routes\": [");
+        for (int i = 0; i < c.routes().size(); i++) {
+            TopologyRoutes.Route r = c.routes().get(i);
+            b.append(i == 0 ? "" : ", ");
+            b.append("{\"component\": ");
+            string(b, r.component());
+            b.append(", \"stream\": ");
+            string(b, r.stream());
+            b.append(", \"target\": ");
+            string(b, r.target());
+            b.append(", \"grouping\": ");
+            string(b, r.grouping());
+            if (!r.fields().isEmpty()) {
+                b.append(", \"fields\": [");
+                for (int j = 0; j < r.fields().size(); j++) {
+                    b.append(j == 0 ? "" : ", ");
+                    string(b, r.fields().get(j));
+                }
+                b.append(']');
+            }
+            b.append('}');
+        }
+        b.append(']');
+        if (!c.tupleBytes().isEmpty()) {
+            b.append(", \"tuple_bytes\": {");
+            int i = 0;
+            for (Map.Entry<String, Double> e : c.tupleBytes().entrySet()) {
+                b.append(i++ == 0 ? "" : ", ");
+                string(b, e.getKey());
+                b.append(": ").append(ms(e.getValue()));
+            }
+            b.append('}');
+        }
+        b.append(", \"reset_counters\": ").append(c.resetCounters());
+    }
+
+    /** A rate in (0, 1] as a plain decimal (up to 6 decimals). */
+    static String rate(double v) {
+        if (Double.isNaN(v) || Double.isInfinite(v) || v < 0) {
+            v = 0;
+        }
+        return BigDecimal.valueOf(v).setScale(6, RoundingMode.HALF_UP).stripTrailingZeros().toPlainString()
+            .replaceFirst("^(-?\\d+)$", "$1.0");
     }
 
     /**
@@ -126,7 +219,7 @@ final class WindowRecord {
             int drop = (int) Math.ceil((bytes - maxBytes) / perPair * 1.05);
             keep = Math.max(0, keep - Math.max(1, drop));
             WindowRecord cut = new WindowRecord(topologyId, supervisorId, host, port, seq, windowStartMs, windowEndMs,
-                workerCpuMs, overheadCpuMs, executors, byTuples.subList(0, keep), traffic.size() - keep);
+                workerCpuMs, overheadCpuMs, executors, byTuples.subList(0, keep), traffic.size() - keep, counts);
             json = cut.toJson();
             if (utf8Length(json) <= maxBytes) {
                 return json;

@@ -55,15 +55,19 @@ final class WorkerIdentity {
     }
 
     static WorkerIdentity resolve(Map<String, Object> conf, WorkerTopologyContext context) {
-        String topologyId = context.getStormId();
-        int port = context.getThisWorkerPort() == null ? -1 : context.getThisWorkerPort();
+        return resolve(conf, context.getStormId(), context.getThisWorkerPort() == null ? -1 : context.getThisWorkerPort(),
+            context.getAssignmentId());
+    }
+
+    /** Identity of the worker running {@code topologyId} on {@code port} ({@code assignmentId} may be null). */
+    static WorkerIdentity resolve(Map<String, Object> conf, String topologyId, int port, String assignmentId) {
         String host = host(conf);
         String command = System.getProperty("sun.java.command");
         List<String> argv = command == null || command.isBlank() ? null : Arrays.asList(command.trim().split("\\s+"));
         if (supervisorArgs(argv, topologyId, port) == null) {
             argv = ProcStat.cmdline(ProcessHandle.current().pid());
         }
-        String sup = context.getAssignmentId();
+        String sup = assignmentId;
         if (sup == null || sup.isEmpty()) {
             sup = supervisorIdFromArgs(argv, topologyId, port);
         }

@@ -2,6 +2,7 @@ package io.schedulerpy.storm.monitor;
 
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -10,8 +11,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The per-worker monitor: one per (topology, port) in a JVM, shared by the {@link TrafficHook} of
- * every task of the worker. It owns the traffic counters, the CPU sampler and one daemon thread
+ * The per-worker monitor: one per (topology, port) in a JVM, started by whichever comes first: the
+ * worker's {@link CountsReporter} (counts mode, the default: Storm's own counters, no task hook) or
+ * the {@link TrafficHook} of a task (exact mode); both may feed one monitor, and the record then
+ * carries both Storm's task counts and the hooks' exact pairs. It owns the traffic counters, the
+ * CPU sampler and one daemon thread
  * ({@code scheduler-py-monitor}) that closes a window every {@code scheduler.monitor.window.secs}
  * (on multiples of the window length), appends the record to the monitor log and hands it to the
  * ZooKeeper publisher. It also owns the worker's {@link LiveCounters} and, when ZooKeeper is on and
@@ -34,7 +38,14 @@ final class WorkerMonitor {
     private final LiveCounters live = new LiveCounters();
     private final Map<Long, Integer> hookThreads = new ConcurrentHashMap<>();
     private final Map<Long, Integer> pids;
+    private final WorkerView view;
     private final CpuSampler cpu;
+    /** Storm's counters (counts mode), attached by the worker's {@link CountsReporter}; null without it. */
+    private volatile CountsSource counts;
+    /** Whether a task hook counts traffic in this worker (exact mode). */
+    private volatile boolean hooked;
+    private final double statsSampleRate;
+    private final boolean loadAware;
     private final RotatingLog log;
     private final ZkPublisher zk;
     private final LivePublisher livePublisher;
@@ -54,14 +65,37 @@ final class WorkerMonitor {
         return topologyId + ":" + port;
     }
 
-    /** The monitor of the worker of {@code context}, created and started on first use; counted until {@link #release}. */
+    /**
+     * The monitor of the worker of {@code context} for a task hook (exact mode), created and started
+     * on first use; counted until {@link #release}.
+     */
     static WorkerMonitor acquire(Map<String, Object> conf, WorkerTopologyContext context) {
         String k = key(context.getStormId(), context.getThisWorkerPort());
         WorkerMonitor m = MONITORS.computeIfAbsent(k, x -> {
-            WorkerMonitor created = new WorkerMonitor(x, conf, context);
+            WorkerMonitor created = new WorkerMonitor(x, conf, context.getStormId(),
+                context.getThisWorkerPort() == null ? -1 : context.getThisWorkerPort(), context.getAssignmentId(),
+                WorkerView.of(context));
             created.start();
             return created;
         });
+        m.users.incrementAndGet();
+        m.hooked = true;
+        return m;
+    }
+
+    /**
+     * The monitor of worker {@code topologyId}:{@code port} for its {@link CountsReporter} (counts mode),
+     * created and started on first use with {@code view}, fed by {@code source}; counted until {@link #release}.
+     */
+    static WorkerMonitor acquireCounts(Map<String, Object> conf, String topologyId, int port, WorkerView view,
+                                       CountsSource source) {
+        WorkerMonitor m = MONITORS.computeIfAbsent(key(topologyId, port), x -> {
+            WorkerMonitor created = new WorkerMonitor(x, conf, topologyId, port, null, view);
+            created.counts = source;
+            created.start();
+            return created;
+        });
+        m.counts = source;
         m.users.incrementAndGet();
         return m;
     }
@@ -76,19 +110,23 @@ final class WorkerMonitor {
         PIDS.computeIfAbsent(key(topologyId, port), x -> new ConcurrentHashMap<>()).put(pid, task);
     }
 
-    WorkerMonitor(String key, Map<String, Object> conf, WorkerTopologyContext context) {
+    WorkerMonitor(String key, Map<String, Object> conf, String topologyId, int port, String assignmentId,
+                  WorkerView view) {
         this.key = key;
         this.config = new MonitorConfig(conf);
         for (String p : config.problems()) {
             problems.warn("config-" + p, "scheduler-py monitor: " + p, null);
         }
-        this.identity = WorkerIdentity.resolve(conf, context);
+        this.identity = WorkerIdentity.resolve(conf, topologyId, port, assignmentId);
+        this.view = view;
+        this.statsSampleRate = statsSampleRate(conf);
+        this.loadAware = !Boolean.TRUE.equals(bool(conf == null ? null : conf.get("topology.disable.loadaware.messaging")));
         if (identity.supervisorIdIsHost) {
             problems.warn("supervisor-id", "scheduler-py monitor: supervisor id not found on the worker's command "
                 + "line; using the host '" + identity.host + "' in its place", null);
         }
         this.pids = PIDS.computeIfAbsent(key, x -> new ConcurrentHashMap<>());
-        this.cpu = new CpuSampler(WorkerView.of(context), hookThreads, pids, problems);
+        this.cpu = new CpuSampler(view, hookThreads, pids, problems);
         this.log = config.logEnabled
             ? new RotatingLog(identity.artifactsDir.resolve(MonitorConfig.LOG_FILE_NAME), MonitorConfig.LOG_MAX_BYTES,
                 MonitorConfig.LOG_KEEP)
@@ -131,10 +169,41 @@ final class WorkerMonitor {
         return startedMs;
     }
 
-    /** The live counters document now, with sequence number {@code seq} (§5 of the format). */
+    /**
+     * The live counters document now, with sequence number {@code seq} (§5 of the format): the hooks'
+     * exact counters when a hook runs in this worker, else Storm's counters and queues (counts mode).
+     */
     LiveRecord liveRecord(long seq) {
+        CountsSource c = counts;
+        List<LiveCounters.Snapshot> tasks = hooked || c == null ? live.snapshot() : c.live(view);
         return new LiveRecord(identity.topologyId, identity.supervisorId, identity.host, identity.port,
-            System.currentTimeMillis(), startedMs, seq, live.snapshot(), identity.supervisorThriftPort);
+            System.currentTimeMillis(), startedMs, seq, tasks, identity.supervisorThriftPort);
+    }
+
+    boolean hooked() {
+        return hooked;
+    }
+
+    CountsSource counts() {
+        return counts;
+    }
+
+    /** Storm's {@code topology.stats.sample.rate} (Storm's default 0.05 when unset or unusable). */
+    static double statsSampleRate(Map<String, Object> conf) {
+        Object v = conf == null ? null : conf.get("topology.stats.sample.rate");
+        try {
+            double d = v instanceof Number ? ((Number) v).doubleValue() : Double.parseDouble(String.valueOf(v));
+            return d > 0 && d <= 1 ? d : 0.05;
+        } catch (NumberFormatException e) {
+            return 0.05;
+        }
+    }
+
+    private static Boolean bool(Object v) {
+        if (v == null) {
+            return null;
+        }
+        return v instanceof Boolean ? (Boolean) v : Boolean.valueOf(v.toString().trim());
     }
 
     private String liveJson(long seq) {
@@ -209,9 +278,24 @@ final class WorkerMonitor {
     synchronized WindowRecord closeWindow() {
         CpuSampler.Result c = cpu.sample();
         List<TrafficCounters.Entry> t = traffic.drain();
+        CountsSource source = counts;
+        List<TaskCounts> taskCounts = List.of();
+        long resets = 0;
+        if (source != null) {
+            try {
+                taskCounts = source.window();
+                resets = source.takeResets();
+            } catch (Throwable e) {
+                problems.warn("counts", "scheduler-py monitor: reading Storm's task counters failed", e);
+            }
+        }
+        boolean exact = hooked;
+        WindowRecord.Counts ext = new WindowRecord.Counts(exact ? MonitorConfig.MODE_EXACT : MonitorConfig.MODE_COUNTS,
+            statsSampleRate, loadAware, taskCounts, TopologyRoutes.of(view.topology(), view.workerComponents()),
+            exact ? tupleBytes(t) : Map.of(), resets);
         long end = System.currentTimeMillis();
         WindowRecord r = new WindowRecord(identity.topologyId, identity.supervisorId, identity.host, identity.port,
-            seq++, windowStartMs, end, c.processCpuMs(), c.overheadCpuMs(), c.executors(), t, -1);
+            seq++, windowStartMs, end, c.processCpuMs(), c.overheadCpuMs(), c.executors(), t, -1, ext);
         windowStartMs = end;
         logAttribution();
         String json = r.toJson();
@@ -231,6 +315,25 @@ final class WorkerMonitor {
             l.accept(json);
         }
         return r;
+    }
+
+    /** Mean serialized bytes per tuple by {@code "<source component>:<stream>"} from the hooks' sampled sizes. */
+    private Map<String, Double> tupleBytes(List<TrafficCounters.Entry> traffic) {
+        Map<String, long[]> sums = new TreeMap<>();
+        for (TrafficCounters.Entry e : traffic) {
+            String component = view.componentOf(e.src());
+            if (component == null || e.tuples() <= 0 || e.bytes() <= 0 || !LiveCounters.isUserStream(e.stream())) {
+                continue;
+            }
+            long[] s = sums.computeIfAbsent(component + ":" + e.stream(), k -> new long[2]);
+            s[0] += e.bytes();
+            s[1] += e.tuples();
+        }
+        Map<String, Double> out = new TreeMap<>();
+        for (Map.Entry<String, long[]> e : sums.entrySet()) {
+            out.put(e.getKey(), (double) e.getValue()[0] / e.getValue()[1]);
+        }
+        return out;
     }
 
     /** Log which threads count for which executor when it changes (from the 2nd window on, at most 5 times). */

@@ -50,18 +50,59 @@ final class WorkerView {
     private final Set<Integer> workerTasks;
     private final Map<Integer, String> taskToComponent;
     private final Map<String, ShellCommand> shellComponents;
+    private final StormTopology topology;
 
     WorkerView(Collection<Integer> workerTasks, Map<Integer, String> taskToComponent,
                Map<String, ShellCommand> shellComponents) {
+        this(workerTasks, taskToComponent, shellComponents, null);
+    }
+
+    WorkerView(Collection<Integer> workerTasks, Map<Integer, String> taskToComponent,
+               Map<String, ShellCommand> shellComponents, StormTopology topology) {
         this.workerTasks = workerTasks == null ? Collections.emptySet() : new HashSet<>(workerTasks);
         this.taskToComponent = taskToComponent == null ? Collections.emptyMap() : new HashMap<>(taskToComponent);
         this.shellComponents = shellComponents == null ? Collections.emptyMap() : new HashMap<>(shellComponents);
+        this.topology = topology;
     }
 
     static WorkerView of(WorkerTopologyContext context) {
+        return new WorkerView(context.getThisWorkerTasks(), context.getTaskToComponent(), shells(context.getRawTopology()),
+            context.getRawTopology());
+    }
+
+    /**
+     * The view of a worker whose tasks (task → component) come from Storm's metrics registry and
+     * whose user topology (null when unknown) from the supervisor's copy ({@link CountsReporter}).
+     */
+    static WorkerView of(Map<Integer, String> workerTasks, StormTopology topology) {
+        return new WorkerView(workerTasks.keySet(), workerTasks, shells(topology), topology);
+    }
+
+    /** The user topology (null when unknown). */
+    StormTopology topology() {
+        return topology;
+    }
+
+    /** Whether {@code component} is a spout of the user topology. */
+    boolean isSpout(String component) {
+        return topology != null && topology.get_spouts() != null && topology.get_spouts().containsKey(component);
+    }
+
+    /** The components with a task in this worker. */
+    Set<String> workerComponents() {
+        Set<String> out = new HashSet<>();
+        for (int t : workerTasks) {
+            String c = taskToComponent.get(t);
+            if (c != null) {
+                out.add(c);
+            }
+        }
+        return out;
+    }
+
+    private static Map<String, ShellCommand> shells(StormTopology t) {
         Map<String, ShellCommand> shells = new HashMap<>();
         try {
-            StormTopology t = context.getRawTopology();
             if (t != null) {
                 if (t.get_bolts() != null) {
                     for (Map.Entry<String, Bolt> e : t.get_bolts().entrySet()) {
@@ -77,7 +118,7 @@ final class WorkerView {
         } catch (RuntimeException e) {
             // no shell components known: only the ShellLogHandler attributes subprocesses then
         }
-        return new WorkerView(context.getThisWorkerTasks(), context.getTaskToComponent(), shells);
+        return shells;
     }
 
     private static void addShell(Map<String, ShellCommand> shells, String component, ComponentObject obj) {

@@ -91,4 +91,66 @@ class WindowRecordTest {
         long minKept = kept.stream().mapToLong(x -> (Long) x.get("tuples")).min().getAsLong();
         assertEquals(20_000 - kept.size() + 1, minKept, "the pairs with the most tuples are kept");
     }
+
+    @Test
+    void version2CarriesStormsCountsAndTheRoutes() {
+        WindowRecord.Counts counts = new WindowRecord.Counts("counts", 0.05, true,
+            List.of(TaskCounts.of(9, "spout", Map.of("__emit-count-default", 2400L, "__ack-count-default", 10L),
+                    Map.of()),
+                TaskCounts.of(4, "split", Map.of("__execute-count-spout:default", 1200L,
+                    "__transfer-count-default", 2400L), Map.of("spout:default", 0.031))),
+            List.of(new TopologyRoutes.Route("split", "default", "count", "fields", List.of("word")),
+                new TopologyRoutes.Route("spout", "default", "split", "shuffle", List.of())),
+            Map.of(), 3);
+        WindowRecord base = sample();
+        WindowRecord r = new WindowRecord(base.topologyId, base.supervisorId, base.host, base.port, base.seq,
+            base.windowStartMs, base.windowEndMs, base.workerCpuMs, base.overheadCpuMs, base.executors, List.of(), -1,
+            counts);
+        Map<String, Object> j = MiniJson.object(r.toJson());
+        assertEquals(List.of("v", "topology_id", "supervisor_id", "host", "port", "seq", "window_start_ms",
+            "window_end_ms", "worker_cpu_ms", "overhead_cpu_ms", "mode", "sample_rate", "load_aware_messaging",
+            "executors", "task_counts", "routes", "reset_counters", "traffic"), new ArrayList<>(j.keySet()));
+        assertEquals(2L, j.get("v"));
+        assertEquals("counts", j.get("mode"));
+        assertEquals(0.05, j.get("sample_rate"));
+        assertEquals(true, j.get("load_aware_messaging"));
+        assertEquals(3L, j.get("reset_counters"));
+        assertEquals(List.of(), j.get("traffic"));
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> tc = (List<Map<String, Object>>) j.get("task_counts");
+        assertEquals(4L, tc.get(0).get("task"), "sorted by task");
+        assertEquals(List.of("task", "component", "emitted", "transferred", "executed", "execute_ms", "acked",
+            "failed"), new ArrayList<>(tc.get(0).keySet()));
+        assertEquals(Map.of("spout:default", 1200L), tc.get(0).get("executed"));
+        assertEquals(Map.of("default", 2400L), tc.get(0).get("transferred"));
+        assertEquals(Map.of("spout:default", 0.031), tc.get(0).get("execute_ms"));
+        assertEquals(Map.of("default", 2400L), tc.get(1).get("emitted"));
+        assertEquals(Map.of("default", 10L), tc.get(1).get("acked"));
+        assertEquals(Map.of(), tc.get(1).get("failed"));
+        assertFalse(tc.get(1).containsKey("execute_ms"), "absent when unknown");
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> routes = (List<Map<String, Object>>) j.get("routes");
+        assertEquals(Map.of("component", "split", "stream", "default", "target", "count", "grouping", "fields",
+            "fields", List.of("word")), routes.get(0));
+        assertEquals(Map.of("component", "spout", "stream", "default", "target", "split", "grouping", "shuffle"),
+            routes.get(1));
+    }
+
+    @Test
+    void exactModeCarriesTupleBytesAndStaysVersion2WhenTruncated() {
+        WindowRecord.Counts counts = new WindowRecord.Counts("exact", 1.0, false, List.of(), List.of(),
+            Map.of("split:default", 80.0), 0);
+        List<TrafficCounters.Entry> traffic = new ArrayList<>();
+        for (int i = 0; i < 2000; i++) {
+            traffic.add(new TrafficCounters.Entry(i, i + 1, "default", i + 1, 80L * (i + 1)));
+        }
+        WindowRecord r = new WindowRecord("t", "s", "h", 1, 0, 0, 10_000, 1, 0, List.of(), traffic, -1, counts);
+        Map<String, Object> j = MiniJson.object(r.toJsonWithin(20_000));
+        assertEquals(2L, j.get("v"));
+        assertEquals("exact", j.get("mode"));
+        assertEquals(1.0, j.get("sample_rate"));
+        assertEquals(false, j.get("load_aware_messaging"));
+        assertEquals(Map.of("split:default", 80.0), j.get("tuple_bytes"));
+        assertTrue(((Number) j.get("truncated_pairs")).longValue() > 0);
+    }
 }
