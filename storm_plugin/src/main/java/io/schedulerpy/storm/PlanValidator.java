@@ -19,6 +19,7 @@ import org.apache.storm.scheduler.ExecutorDetails;
 import org.apache.storm.scheduler.SupervisorDetails;
 import org.apache.storm.scheduler.TopologyDetails;
 import org.apache.storm.scheduler.WorkerSlot;
+import org.apache.storm.scheduler.resource.normalization.NormalizedResourceOffer;
 
 /**
  * Checks PLACE plans against the cluster before anything is applied. It only reads the cluster.
@@ -29,11 +30,24 @@ import org.apache.storm.scheduler.WorkerSlot;
  * {@code topology.workers}, and every slot is free, already held by the same topology, or released by
  * another topology's valid plan of the same round (and claimed by no other plan).
  *
+ * <p>As a last line behind the brain's own verification ({@code scheduler_py/scheduling/verified.py}),
+ * the valid plans of a round must also fit the supervisors' declared CPU and memory, accounted as the
+ * brain accounts them: on every supervisor, what the plans' executors declare
+ * ({@link TopologyDetails#getTotalCpuReqTask}, {@link TopologyDetails#getTotalMemReqTask}, the values
+ * {@link SnapshotBuilder} sends) may use Storm's available resources there plus what those topologies'
+ * current executors declare there, within the brain's tolerance {@link #TOLERANCE}. When a supervisor
+ * is over, the plan adding the most to it is rejected (it keeps its current assignment) and the check
+ * runs again.
+ *
  * <p>Problems are human-readable: what was expected and what was found.
  */
 public class PlanValidator {
     /** At most this many items are listed in one problem. */
     static final int MAX_LISTED = 5;
+
+    /** Absolute tolerance of the capacity comparisons: the brain's {@code EPSILON}
+     * ({@code scheduler_py/model/types.py}). */
+    static final double TOLERANCE = 1e-9;
 
     private static final Comparator<ExecutorDetails> BY_TASK =
         Comparator.comparingInt(ExecutorDetails::getStartTask).thenComparingInt(ExecutorDetails::getEndTask);
@@ -77,6 +91,9 @@ public class PlanValidator {
             }
         }
         checkSlots(candidates, cluster, problems);
+        while (checkResources(topologies, candidates, cluster, problems)) {
+            checkSlots(candidates, cluster, problems);
+        }
         return problems;
     }
 
@@ -222,6 +239,77 @@ public class PlanValidator {
                 changed = true;
             }
         }
+    }
+
+    /**
+     * Declared CPU and memory of the valid plans against the supervisors (the class comment). Rejects at
+     * most one plan: the one adding the most to the first supervisor over its capacity.
+     *
+     * @return whether a plan was rejected (the slot checks then run again)
+     */
+    private boolean checkResources(Map<String, TopologyDetails> topologies,
+                                   Map<String, Map<ExecutorDetails, WorkerSlot>> candidates, Cluster cluster,
+                                   Map<String, List<String>> problems) {
+        Map<String, double[]> allowed = new TreeMap<>();
+        Map<String, double[]> needed = new TreeMap<>();
+        Map<String, Map<String, double[]>> added = new TreeMap<>();
+        for (Map.Entry<String, Map<ExecutorDetails, WorkerSlot>> entry : candidates.entrySet()) {
+            TopologyDetails td = topologies.get(entry.getKey());
+            for (Map.Entry<ExecutorDetails, WorkerSlot> placed : PlanApplier.current(cluster, entry.getKey()).entrySet()) {
+                String node = placed.getValue().getNodeId();
+                add(allowed, node, td, placed.getKey(), 1);
+                add(added.computeIfAbsent(node, k -> new TreeMap<>()), entry.getKey(), td, placed.getKey(), -1);
+            }
+            for (Map.Entry<ExecutorDetails, WorkerSlot> placed : entry.getValue().entrySet()) {
+                String node = placed.getValue().getNodeId();
+                add(needed, node, td, placed.getKey(), 1);
+                add(added.computeIfAbsent(node, k -> new TreeMap<>()), entry.getKey(), td, placed.getKey(), 1);
+            }
+        }
+        for (Map.Entry<String, double[]> entry : needed.entrySet()) {
+            String node = entry.getKey();
+            SupervisorDetails sd = cluster.getSupervisorById(node);
+            if (sd == null) {
+                continue;
+            }
+            NormalizedResourceOffer available = cluster.getAvailableResources(sd);
+            double[] own = allowed.getOrDefault(node, new double[2]);
+            double cpu = Math.max(0.0, available.getTotalCpu()) + own[0];
+            double memory = Math.max(0.0, available.getTotalMemoryMb()) + own[1];
+            double[] need = entry.getValue();
+            boolean cpuOver = need[0] > cpu + TOLERANCE;
+            boolean memoryOver = need[1] > memory + TOLERANCE;
+            if (!cpuOver && !memoryOver) {
+                continue;
+            }
+            int resource = cpuOver ? 0 : 1;
+            String worst = null;
+            for (Map.Entry<String, double[]> plan : added.get(node).entrySet()) {
+                if (worst == null || plan.getValue()[resource] > added.get(node).get(worst)[resource]) {
+                    worst = plan.getKey();
+                }
+            }
+            String what = cpuOver
+                ? String.format("CPU %.2f exceeds the %.2f available", need[0], cpu)
+                : String.format("memory %.1f MB exceeds the %.1f MB available", need[1], memory);
+            candidates.remove(worst);
+            problems.computeIfAbsent(worst, k -> new ArrayList<>()).add("supervisor '" + node + "': the round's plans "
+                + "declare " + what + " (Storm's available resources plus what the re-planned topologies use there now); "
+                + "expected plans within the supervisors' declared capacity");
+            return true;
+        }
+        return false;
+    }
+
+    /** Add {@code sign} times the executor's declared CPU and memory to {@code totals[key]}. */
+    private static void add(Map<String, double[]> totals, String key, TopologyDetails td, ExecutorDetails exec, int sign) {
+        double[] total = totals.computeIfAbsent(key, k -> new double[2]);
+        total[0] += sign * orZero(td.getTotalCpuReqTask(exec));
+        total[1] += sign * orZero(td.getTotalMemReqTask(exec));
+    }
+
+    private static double orZero(Double value) {
+        return value == null || value.isNaN() ? 0.0 : value;
     }
 
     private static List<String> aliveSupervisors(Cluster cluster) {

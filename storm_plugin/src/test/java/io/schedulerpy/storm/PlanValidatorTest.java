@@ -172,4 +172,53 @@ class PlanValidatorTest {
         assertTrue(!cluster.isSlotOccupied(S0P1), "the old slot is freed");
         assertTrue(PlanApplier.isCurrent(cluster, "topo-1", wanted));
     }
+    /** What the executors of {@code td} declare in total: {cpu, memory MB}. */
+    private static double[] declared(TopologyDetails td) {
+        double[] total = new double[2];
+        for (ExecutorDetails exec : td.getExecutors()) {
+            total[0] += td.getTotalCpuReqTask(exec);
+            total[1] += td.getTotalMemReqTask(exec);
+        }
+        return total;
+    }
+
+    @Test
+    void planOverASupervisorsDeclaredCpu() throws Exception {
+        double cpu = declared(topo)[0];
+        Cluster small = Fixtures.cluster(Fixtures.supervisors(2, 2, cpu - 10.0, 4096.0), new Topologies(topo));
+        List<String> problems = validator.validate(topo, Fixtures.place(topo, Fixtures.roundRobin(topo, S0P0)), small);
+        assertProblem(problems, "supervisor 'sup-0'", String.format("CPU %.2f exceeds the %.2f available", cpu, cpu - 10.0));
+        assertEquals(List.of(), validator.validate(topo, Fixtures.place(topo, Fixtures.roundRobin(topo, S0P0, S1P0)), small));
+    }
+
+    @Test
+    void planOverASupervisorsDeclaredMemory() throws Exception {
+        double memory = declared(topo)[1];
+        Cluster small = Fixtures.cluster(Fixtures.supervisors(2, 2, 400.0, memory - 1.0), new Topologies(topo));
+        List<String> problems = validator.validate(topo, Fixtures.place(topo, Fixtures.roundRobin(topo, S0P0)), small);
+        assertProblem(problems, "supervisor 'sup-0'", "memory", "exceeds");
+    }
+
+    @Test
+    void aPlanMayUseWhatItsTopologyUsesThereNow() throws Exception {
+        double cpu = declared(topo)[0];
+        Cluster full = Fixtures.cluster(Fixtures.supervisors(2, 2, cpu, 4096.0), new Topologies(topo));
+        full.assign(S0P0, "topo-1", Fixtures.executors(topo));
+        assertEquals(List.of(), validator.validate(topo, Fixtures.place(topo, Fixtures.roundRobin(topo, S0P1)), full));
+    }
+
+    @Test
+    void twoPlansOfARoundDoubleBookingASupervisor() throws Exception {
+        double cpu = declared(topo)[0] + declared(neighbour)[0];
+        Cluster shared = Fixtures.cluster(Fixtures.supervisors(2, 2, cpu - 10.0, 4096.0), new Topologies(topo, neighbour));
+        Map<String, TopologyDetails> tds = Map.of("topo-1", topo, "nb-1", neighbour);
+        Map<String, TopologyPlan> plans = new HashMap<>();
+        plans.put("topo-1", Fixtures.place(topo, Fixtures.roundRobin(topo, S0P0)));
+        plans.put("nb-1", Fixtures.place(neighbour, Fixtures.roundRobin(neighbour, S0P1)));
+        Map<String, List<String>> problems = validator.validateRound(tds, plans, shared);
+        assertEquals(List.of("topo-1"), List.copyOf(problems.keySet()), problems.toString());
+        assertProblem(problems.get("topo-1"), "supervisor 'sup-0'", "CPU");
+        plans.put("topo-1", Fixtures.place(topo, Fixtures.roundRobin(topo, S1P0)));
+        assertEquals(Map.of(), validator.validateRound(tds, plans, shared));
+    }
 }
