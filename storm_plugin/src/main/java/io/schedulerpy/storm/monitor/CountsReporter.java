@@ -2,6 +2,7 @@ package io.schedulerpy.storm.monitor;
 
 import com.codahale.metrics.MetricRegistry;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
@@ -149,9 +150,19 @@ public class CountsReporter implements StormReporter {
             topology == null ? "; user topology unknown, no routes" : "");
     }
 
+    /**
+     * The supervisor's copy of the user topology. The worker's topology conf carries Nimbus's
+     * {@code storm.local.dir}; the supervisor passes its own as {@code -Dstorm.local.dir}
+     * (storm-server {@code BasicContainer}), which is where {@code stormdist/<id>/stormcode.ser} is.
+     */
     private StormTopology readTopology(String topologyId) {
         try {
-            return ConfigUtils.readSupervisorTopology(topoConf, topologyId, AdvancedFSOps.make(topoConf));
+            Map<String, Object> conf = new HashMap<>(topoConf);
+            String localDir = System.getProperty(Config.STORM_LOCAL_DIR);
+            if (localDir != null && !localDir.isBlank()) {
+                conf.put(Config.STORM_LOCAL_DIR, localDir);
+            }
+            return ConfigUtils.readSupervisorTopology(conf, topologyId, AdvancedFSOps.make(conf));
         } catch (Throwable t) {
             problems.warn("topology", "scheduler-py monitor: cannot read the topology of " + topologyId
                 + " from the supervisor's copy; records carry no routes", t);
