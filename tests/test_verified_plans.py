@@ -4,6 +4,7 @@ over random ones found; the checks add up the declared resources themselves."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections import defaultdict
@@ -289,3 +290,37 @@ def test_a_stage_never_uses_more_workers_than_topology_workers():
     assert len(used) <= 4, sorted(used)
     assert not violations(view.problem, first.placement)
     assert stages > 1 and first.workers_restarted == 1  # the merge of d and h
+
+
+class LightMeasurements:
+    """A cost source whose every executor measured 10 % CPU (declared: 60 %)."""
+
+    def costs_for(self, topology, storm_executor, conf):
+        measured = {e.id: 10.0 for e in topology.executors}
+        return dataclasses.replace(topology, executor_cpu=measured), "measured (test)"
+
+    def aggregate(self, topology_id):
+        return None
+
+    def stale(self, aggregate, conf):
+        return None
+
+    def connect(self):
+        pass
+
+    def close(self):
+        pass
+
+
+def test_a_plan_on_measured_costs_also_fits_what_storm_accounts():
+    """a -> b, 60 % declared each, 10 % measured: both fit one 100 % supervisor by their
+    measurements, not by what they declare, which Storm accounts and the shim checks; the
+    round plans the topology again on its declared costs."""
+    topo = chain({"a": (1, 60.0), "b": (1, 60.0)}, workers=2)
+    capacity = {"s1": 100.0, "s2": 100.0}
+    snap = cluster(capacity, [topo])
+    reply, decisions = answer(snap, RoundConfig(costs=LightMeasurements()))
+    assert decisions[0].decision == "PLACE", decisions[0].reason
+    assert decisions[0].summary["costs"].startswith("declared (the plan on measured costs")
+    load = occupied(snap, reply)
+    assert all(load[s] <= capacity[s] for s in load), (load, decisions[0].reason)

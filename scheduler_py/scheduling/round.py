@@ -17,7 +17,8 @@ topology at a time — by the reconfiguration controller's re-plans
 4. **plan under a budget**: the algorithm (topology conf ``scheduler.brain.algorithm``, else
    the default) plans within the topology's share of the round's time budget
    (:mod:`scheduler_py.scheduling.planning`); past it, its best plan so far or the fallback
-   algorithm's plan, with the reason;
+   algorithm's plan, with the reason. A plan on measured costs that the executors' declared
+   resources do not fit (what Storm accounts) is made again on the declared costs;
 5. **finish and verify**: the one path every placement for Storm takes
    (:mod:`scheduler_py.scheduling.verified`): a plan with more workers than
    ``topology.workers`` has whole workers merged until it fits
@@ -63,7 +64,9 @@ from scheduler_py.scheduling.planning import PlanningWorker, plan_within
 from scheduler_py.scheduling.routing import ROUTING_FIELDS, DeferredSummary, routing_summary
 from scheduler_py.scheduling.state import ClusterState, ExecutorRun, StormExecutor, StormTopology
 from scheduler_py.scheduling.verified import (
+    PlanRejected,
     checked,
+    declared_view,
     from_storm,
     loadaware_messaging,
     verified,
@@ -303,7 +306,13 @@ def _plan(
     try:
         algorithm, params = choose_algorithm(view.conf, config)
         budget = _share(round_left, topologies_left, view.conf)
-        return _place(view, config, algorithm, params, budget, worker)
+        try:
+            return _place(view, config, algorithm, params, budget, worker)
+        except PlanRejected as rejected:
+            if view.declared is None:
+                raise
+            log.info("topology %s: planning on declared costs instead: %s", topology_id, rejected)
+            return _place(declared_view(view, rejected), config, algorithm, params, budget, worker)
     except SchedulingError as error:
         reason = f"{algorithm}: {error}" if algorithm else str(error)
         log.warning("topology %s left to Storm: %s", topology_id, reason)

@@ -16,7 +16,9 @@ topology (:mod:`scheduler_py.scheduling.round`, which also claims its capacity,
    every node's CPU, memory and free slots as the topology's view sees them — Storm's
    available resources plus the topology's own usage, minus what the other topologies of the
    round claimed — uses only ports the topology may use there, and no more workers than
-   ``topology.workers`` (Storm rejects more). Anything else raises :class:`PlanRejected`.
+   ``topology.workers`` (Storm rejects more). With measured costs the executors' *declared*
+   CPU and memory must fit too, as Storm accounts them and the shim checks
+   (``storm_plugin/.../PlanValidator.java``). Anything else raises :class:`PlanRejected`.
 3. **score** (:func:`score`): one traffic model for every number a decision compares — the
    traffic as Storm routes it: with load-aware messaging on (Storm's default,
    :func:`loadaware_messaging`) a shuffle goes to the narrowest locality scope that holds a
@@ -111,6 +113,12 @@ def verify(view: TopologyView, placement: Placement, evaluation: Evaluation | No
     ``evaluation``: the placement's, when the caller has it (its violations are used)."""
     problem = view.problem
     found = list(evaluation.violations) if evaluation else violations(problem, placement)
+    if view.declared is not None:  # measured costs: what Storm and the shim account too
+        found.extend(
+            f"declared resources (as Storm accounts them): {line}"
+            for line in violations(view.declared, placement)
+            if "exceeds capacity" in line
+        )
     if view.free_ports is None:
         workers = worker_count(placement)
         if workers > max(1, problem.topology.workers):
@@ -199,6 +207,16 @@ def checked(view: TopologyView, placement: Placement) -> VerifiedPlan:
     workers = verify(view, placement, evaluation)
     loadaware = loadaware_messaging(view.conf)
     return VerifiedPlan(placement, workers, evaluation, loadaware, view.problem)
+
+
+def declared_view(view: TopologyView, why: Exception) -> TopologyView:
+    """``view`` with the topology's declared resources and uniform traffic in place of its
+    measured costs, on the same nodes (a round plans again on it when a plan on the measured
+    costs does not fit the declared resources, :func:`verify`)."""
+    assert view.declared is not None
+    problem = Problem(view.problem.nodes, view.declared.topology, view.problem.current)
+    note = f"declared (the plan on measured costs did not fit: {why})"
+    return replace(view, problem=problem, declared=None, costs=note)
 
 
 def placement_from_slots(

@@ -75,6 +75,11 @@ class TopologyView:
     needs_scheduling: bool = True
     costs: str = "declared"
     """``measured (…)`` or ``declared`` (with the reason measured costs were not used)"""
+    declared: Problem | None = field(default=None, compare=False, repr=False)
+    """with measured costs: the topology with its *declared* resources on the nodes as Storm
+    accounts them (no ``scheduler.brain.node.cpu.cap``), which the shim checks every plan
+    against (``storm_plugin/.../PlanValidator.java``); ``None`` when :attr:`problem` is that
+    already or stricter"""
 
     @property
     def topology_id(self) -> str:
@@ -294,12 +299,14 @@ def storm_view(
         workers=max(1, topo.num_workers),
     )
     cost_note = "declared"
+    declared_topology = topology
     if costs is not None:
         topology, cost_note = costs.costs_for(topology, storm_executor, conf)
 
     own = _declared_usage(topo)
     alive = supervisors.alive
     nodes, free_ports = _nodes_of(topo.id, own, claimed, supervisors)
+    declared = None if topology is declared_topology else Problem(nodes, declared_topology)
     if not nodes:
         raise InfeasibleError(
             "no supervisor to place it on: the cluster snapshot lists none (all down or "
@@ -332,6 +339,7 @@ def storm_view(
         conf=conf,
         needs_scheduling=topo.needs_scheduling,
         costs=cost_note,
+        declared=declared,
     )
 
 
