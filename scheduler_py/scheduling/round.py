@@ -235,10 +235,12 @@ def _run_items(
             decision = _plan(view, config, budget, len(order) - position, worker)
         last = position == len(order) - 1  # no topology after it would see its claims
         if decision.plan is not None and decision.decision == PLACE and not last:
+            # in Storm's accounting (declared resources), as the available capacity is
+            accounted = view.declared or view.problem
             claims.record(
                 item.topology_id,
-                view.current_usage(),
-                problem_usage(view.problem, decision.plan),
+                problem_usage(accounted, view.problem.current),
+                problem_usage(accounted, decision.plan),
             )
         decided[index] = decision
     return [decided[i] for i in range(len(items))]
