@@ -38,7 +38,7 @@ So the plan uses at most ``topology.workers`` nodes (Storm refuses an assignment
 workers): when there are more usable nodes, it keeps that many — whole racks first, the rack
 with the most free CPU first, within a rack the nodes with the most free CPU — and uses all of
 them only when the topology does not fit on the kept ones (the scheduling round then refuses
-the plan with the reason, ``scheduler_py/scheduling/round.py`` ``check_workers``).
+the plan with the reason, ``scheduler_py/scheduling/verified.py`` ``check_workers``).
 Fields, all, global and direct groupings are placed like the rest; their traffic is uniform
 whatever the placement, and the cost module scores it as such.
 """
