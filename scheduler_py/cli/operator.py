@@ -46,8 +46,10 @@ def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--state-dir",
-        help="keep the reconfiguration history here (survives brain restarts; default: "
-        "memory only, and a restarted brain cannot finish a half-done reconfiguration)",
+        help="keep the reconfiguration history and the trigger pauses here, written through "
+        "to the disk, so a restarted brain finishes a half-done reconfiguration (with --nimbus "
+        "always on disk; default /var/lib/scheduler-py as root, else "
+        "$XDG_STATE_HOME/scheduler-py, i.e. ~/.local/state/scheduler-py)",
     )
     group.add_argument(
         "--reconfig",
@@ -77,12 +79,21 @@ def build_controller(args: argparse.Namespace, planner: Any) -> Any:
         return None
     from scheduler_py.nimbus import NimbusCtl, parse_hostport
     from scheduler_py.reconfig.controller import Controller
-    from scheduler_py.reconfig.history import History
+    from scheduler_py.reconfig.history import History, default_state_dir
     from scheduler_py.reconfig.trigger import TriggerConfig
 
     overrides = parse_key_values(args.reconfig, "--reconfig")
     trigger = TriggerConfig().with_overrides(overrides, "--reconfig")
     host, port = parse_hostport(args.nimbus)
+    # never in memory once Nimbus can be told to deactivate a topology (reconfig/history.py)
+    directory = Path(args.state_dir) if args.state_dir else default_state_dir()
+    try:
+        history = History(directory)
+    except OSError as error:
+        raise SystemExit(
+            f"scheduler-py serve: cannot keep the reconfiguration history in {directory} "
+            f"({error}); expected a writable directory: pass --state-dir DIR"
+        ) from None
     live = references = None
     if args.zookeeper:
         from scheduler_py.monitoring.links import ZooKeeperLink
@@ -92,7 +103,7 @@ def build_controller(args: argparse.Namespace, planner: Any) -> Any:
     return Controller(
         planner,
         trigger,
-        History(Path(args.state_dir) if args.state_dir else None),
+        history,
         NimbusCtl(host, port),
         live=live,
         references=references,

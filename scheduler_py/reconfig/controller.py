@@ -460,37 +460,62 @@ class Controller:
             self._busy.add(topology_id)
             self._planned_on[topology_id] = proposal.view.costs
         entry_id = entry_id or _new_id()
-        self.history.record(
-            name,
-            entry_id,
-            state="accepted",
-            topology_id=topology_id,
-            trigger=fired.kind,
-            trigger_detail=fired.detail,
-            trigger_numbers=fired.numbers,
-            reason=reason,
-            numbers=dict(numbers or {}),
-            algorithm=proposal.algorithm,
-            report=proposal.report(),
-            storm_placement=[list(p) for p in proposal.storm_placement],
-            **self._decision_context(topology_id),
-        )
-        thread = threading.Thread(
-            target=self._run,
-            args=(entry_id, name, proposal, config),
-            name=f"reconfig-{name}",
-            daemon=True,
-        )
-        thread.start()
+        try:
+            self.history.record(
+                name,
+                entry_id,
+                state="accepted",
+                topology_id=topology_id,
+                trigger=fired.kind,
+                trigger_detail=fired.detail,
+                trigger_numbers=fired.numbers,
+                reason=reason,
+                numbers=dict(numbers or {}),
+                algorithm=proposal.algorithm,
+                report=proposal.report(),
+                storm_placement=[list(p) for p in proposal.storm_placement],
+                **self._decision_context(topology_id),
+            )
+            thread = threading.Thread(
+                target=self._run,
+                args=(entry_id, name, proposal, config),
+                name=f"reconfig-{name}",
+                daemon=True,
+            )
+            thread.start()
+        except BaseException as error:  # nothing started: the topology is free again
+            with self._lock:
+                self._busy.discard(topology_id)
+            if isinstance(error, OSError):
+                raise ReconfigError(
+                    f"{name} not reconfigured: cannot write its history in "
+                    f"{self.history.directory} ({error}); nothing was changed"
+                ) from error
+            raise
         self._threads.append(thread)
         return entry_id
 
     def _run(self, entry_id: str, name: str, proposal: Proposal, config: TriggerConfig) -> None:
         topology_id = proposal.topology_id
-        outcome = carry_out(self._steps(), name, proposal, config, self._recorder(name, entry_id))
-        self.history.record(name, entry_id, **outcome)
+        outcome: dict[str, Any] = {}
+        try:
+            outcome = carry_out(
+                self._steps(), name, proposal, config, self._recorder(name, entry_id)
+            )
+            self.history.record(name, entry_id, **outcome)
+        except OSError as error:  # e.g. a full disk: the topology was resumed by carry_out
+            log.error(
+                "reconfiguration %s of %s ended %s but its history could not be written (%s); "
+                "a restarted brain finishes the entry from Nimbus's state",
+                entry_id,
+                name,
+                outcome.get("state", "?"),
+                error,
+            )
+        finally:  # whatever happened, the trigger and `replan` may take the topology again
+            with self._lock:
+                self._busy.discard(topology_id)
         with self._lock:
-            self._busy.discard(topology_id)
             watch = self._watches.get(topology_id)
             now = self.clock()
             if outcome.get("state") == "completed":

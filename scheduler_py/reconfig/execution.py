@@ -30,8 +30,15 @@ Option B of ``docs/algorithms/000-topdown.md`` ("Reconfiguration"), made fast:
    publish live counters again (started after the deactivation). Either way the entry is
    completed once every worker of the plan publishes.
 
-Every step is journaled (``scheduler_py/reconfig/history.py``) before it is taken, so a
-restarted brain can finish it (``scheduler_py/reconfig/recovery.py``).
+Every step is journaled (``scheduler_py/reconfig/history.py``, written through to the disk)
+before it is taken — ``draining`` before Nimbus's ``deactivate``, ``applying`` before the
+``rebalance`` — so a brain killed between a journal line and its Nimbus call leaves an
+unfinished entry, and a restarted brain finishes it: it activates the topology whenever
+Nimbus shows it INACTIVE or REBALANCING (``scheduler_py/reconfig/recovery.py``). The
+``activate`` call itself only returns the topology to its state before the entry; a brain
+killed after it finds the topology ACTIVE and just records the outcome. Once the
+``draining`` line is written, the topology is activated again whatever happens next (a
+``deactivate`` that timed out may still have been applied by Nimbus).
 """
 
 from __future__ import annotations
@@ -95,9 +102,12 @@ def carry_out(
                 "reason": f"the topology is {status or 'not running'}, not ACTIVE; the "
                 "brain only reconfigures active topologies (activate it first)",
             }
+        blocking_at = steps.clock()
+        # journaled before Nimbus is asked: a brain killed right after the call leaves an
+        # entry that recovery finishes by activating the topology (recovery.py)
+        record(state="draining", deactivated_at=blocking_at)
+        deactivated_at = blocking_at  # from here on the finally clause activates it
         steps.nimbus.deactivate(name)
-        deactivated_at = steps.clock()
-        record(state="draining", deactivated_at=deactivated_at)
         drained, detail = drain(steps, topology_id, proposal, config)
         drain_secs = steps.clock() - deactivated_at
         if not drained:

@@ -8,7 +8,8 @@ recorded until it resumes. Operator ``replan`` calls are not affected.
 
 Kept like the reconfiguration history (``scheduler_py/reconfig/history.py``): in the brain's
 ``--state-dir`` when it has one (``<state dir>/trigger-paused.json``, rewritten atomically on
-every change, read at start, so a restarted brain stays paused), else in memory only.
+every change — written, ``fsync``-ed, renamed over the old one, directory ``fsync``-ed — and
+read at start, so a restarted brain stays paused), else in memory only.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from scheduler_py.reconfig.history import fsync_directory
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +83,12 @@ class TriggerPause:
             return
         document = {"cluster": self._cluster, "topologies": self._topologies}
         scratch = self.path.with_name(f".{FILE_NAME}.{os.getpid()}.tmp")
-        scratch.write_text(json.dumps(document, sort_keys=True) + "\n", encoding="utf-8")
+        with scratch.open("w", encoding="utf-8") as out:
+            out.write(json.dumps(document, sort_keys=True) + "\n")
+            out.flush()
+            os.fsync(out.fileno())  # the content is on the disk before the name points at it
         os.replace(scratch, self.path)
+        fsync_directory(self.path.parent)  # ... and the rename itself
 
     def _load(self) -> None:
         if self.path is None or not self.path.exists():

@@ -1,8 +1,13 @@
 """Recovery after a brain restart: finish the journal entries a previous brain process left
 open (``scheduler_py/reconfig/history.py``, :meth:`History.unfinished`).
 
-For each unfinished entry: activate the topology the previous process deactivated, and
-record whether the plan was in effect (*completed*) or not (*rolled back*).
+For each unfinished entry: activate the topology when Nimbus shows it INACTIVE or
+REBALANCING, whatever the entry's last state, and record whether the plan was in effect
+(*completed*) or not (*rolled back*). The controller journals ``draining`` before it asks
+Nimbus to deactivate (``scheduler_py/reconfig/execution.py``), so a brain killed right after
+that call has left such an entry; a journal written by an older brain may even stop at
+``accepted`` with the topology already deactivated. The controller only reconfigures ACTIVE
+topologies, so an unfinished entry's topology that is not ACTIVE was deactivated by it.
 """
 
 from __future__ import annotations
@@ -37,8 +42,9 @@ def recover(history: History, steps: Steps, latest: Callable[[], ClusterState | 
             continue
         in_effect = state in ("applying", "resuming") and _plan_in_effect(entry, steps, latest)
         resumed: dict[str, Any] = {}
-        if entry.get("deactivated_at") is not None and status in ("INACTIVE", "REBALANCING"):
-            resumed = resume(steps, name, float(entry["deactivated_at"]))
+        if status in ("INACTIVE", "REBALANCING"):
+            since = entry.get("deactivated_at") or entry.get("started") or steps.clock()
+            resumed = resume(steps, name, float(since))
         outcome = "completed" if in_effect else "rolled_back"
         reason = (
             f"brain restarted during '{state}'; the plan was in effect, topology resumed"
