@@ -19,7 +19,7 @@ from scheduler_py.reconfig.staging import stage
 from scheduler_py.reconfig.trigger import TriggerConfig
 from scheduler_py.scheduling.interfaces import ArmedPlan
 from scheduler_py.scheduling.proposal import Proposal, running_placement
-from scheduler_py.scheduling.round import RoundConfig
+from scheduler_py.scheduling.round import RoundConfig, choose_algorithm
 from scheduler_py.service.snapshot import to_state
 from scheduler_py.service.wire import wire
 from tests.snapshots import answer, snapshot, supervisor, view_of
@@ -324,3 +324,16 @@ def test_a_plan_on_measured_costs_also_fits_what_storm_accounts():
     assert decisions[0].summary["costs"].startswith("declared (the plan on measured costs")
     load = occupied(snap, reply)
     assert all(load[s] <= capacity[s] for s in load), (load, decisions[0].reason)
+
+
+def test_a_replans_algorithm_is_chosen_by_the_round_not_overridden():
+    """The controller asks round.choose_algorithm for a re-plan's algorithm: a requested one
+    replaces the topology's own, with the service's parameters for it (not the topology's,
+    which are for its own algorithm), and locality still learns Storm's routing."""
+    conf = {"scheduler.brain.algorithm": "td", "scheduler.brain.params": {"key": "rs"}}
+    config = RoundConfig(default_params={"tdls": {"max_rounds": 7}})
+    assert choose_algorithm(conf, config) == ("td", {"key": "rs"})
+    assert choose_algorithm(conf, config, "td") == ("td", {"key": "rs"})
+    assert choose_algorithm(conf, config, "tdls") == ("tdls", {"max_rounds": 7})
+    off = conf | {"topology.disable.loadaware.messaging": True}
+    assert choose_algorithm(off, config, "locality") == ("locality", {"loadaware": False})

@@ -112,7 +112,9 @@ def verify(view: TopologyView, placement: Placement, evaluation: Evaluation | No
     """Step 2 of the module docstring; returns the workers the placement uses.
     ``evaluation``: the placement's, when the caller has it (its violations are used)."""
     problem = view.problem
-    found = list(evaluation.violations) if evaluation else violations(problem, placement)
+    found = (
+        list(evaluation.violations) if evaluation is not None else violations(problem, placement)
+    )
     if view.declared is not None:  # measured costs: what Storm and the shim account too
         found.extend(
             f"declared resources (as Storm accounts them): {line}"
