@@ -1,7 +1,7 @@
-"""scheduler_py/config/keys.py is the one list of configuration keys: the README's tables are
-rendered from it, every ``scheduler.*`` key the Python or Java sources spell is in it, and its
-defaults are the ones the code uses (TriggerConfig, the shim's BrainConfig, the worker
-monitor's MonitorConfig)."""
+"""scheduler_py/config/keys.py is the one list of configuration keys: the tables of
+docs/configuration.md are rendered from it, every ``scheduler.*`` key the Python or Java
+sources spell is in it, and its defaults are the ones the code uses (TriggerConfig, the
+shim's BrainConfig, the worker monitor's MonitorConfig)."""
 
 from __future__ import annotations
 
@@ -15,19 +15,22 @@ from scheduler_py.config import keys
 from scheduler_py.reconfig.trigger import TriggerConfig
 
 REPO = Path(__file__).resolve().parents[1]
+REFERENCE = REPO / "docs" / "configuration.md"
 JAVA = REPO / "storm_plugin" / "src" / "main" / "java"
 NOT_KEYS = {"scheduler.thrift", keys.RECONFIG_PREFIX}
 
 
 @pytest.mark.parametrize("scope", sorted(keys.SCOPES))
-def test_readme_tables_are_rendered_from_the_list(scope):
-    readme = (REPO / "README.md").read_text()
-    match = re.search(rf"<!-- keys:{scope} [^>]*-->\n(.*?)\n<!-- /keys:{scope} -->", readme, re.S)
-    assert match, f"README.md has no <!-- keys:{scope} --> block"
+def test_reference_tables_are_rendered_from_the_list(scope):
+    reference = REFERENCE.read_text()
+    match = re.search(
+        rf"<!-- keys:{scope} [^>]*-->\n(.*?)\n<!-- /keys:{scope} -->", reference, re.S
+    )
+    assert match, f"docs/configuration.md has no <!-- keys:{scope} --> block"
     expected = f"{keys.SCOPES[scope]}:\n\n{keys.markdown_table(scope)}"
     assert match.group(1) == expected, (
-        f"README.md's {scope} table differs from scheduler_py/config/keys.py; replace the "
-        f"block with:\n{expected}"
+        f"docs/configuration.md's {scope} table differs from scheduler_py/config/keys.py; "
+        f"replace the block with:\n{expected}"
     )
 
 
