@@ -124,7 +124,7 @@ def _with(path, value):
         (gz(_with(("worker_cpu_ms",), True)), "must be a number"),
         (gz(_with(("port",), 0)), "port must be >= 1"),
         (gz(_with(("seq",), "17")), "seq must be an integer"),
-        (gz(_with(("v",), 2)), "unsupported record version"),
+        (gz(_with(("v",), 3)), "unsupported record version"),
         (gz(_with(("window_end_ms",), 1795250700000)), "is not after"),
         (gz(_with(("executors", 0, "task_end"), 3)), "task_end 3 < task_start 4"),
         (gz(_with(("executors", 1, "task_start"), 4)), "overlap"),

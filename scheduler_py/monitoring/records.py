@@ -9,6 +9,14 @@ the publishing worker. Task ids may be negative (Storm's ``__system`` executor i
 ``[-1, -1]``). Fields the contract does not name are ignored (a newer monitor may add
 some); ``truncated_pairs`` is optional.
 
+Version 2 (contract §1.1) adds Storm's own per-task counts (:class:`TaskCounts`), the
+topology's routes (:class:`Route`), ``mode``, ``sample_rate``, ``load_aware_messaging``,
+``tuple_bytes`` and ``reset_counters``; version-1 records stay valid (they are exact-mode
+records with no counts). A count that is negative does not make the record corrupt (its CPU
+is still good): the record keeps it out of :attr:`WindowRecord.task_counts` and says why in
+:attr:`WindowRecord.counts_problem`, and the traffic estimate prices the edges it touches as
+declared (``monitoring/pair_estimate.py``).
+
 :func:`flatten` turns valid records into the three row lists the PySpark job reads
 (:data:`RECORD_COLUMNS`, :data:`EXECUTOR_COLUMNS`, :data:`TRAFFIC_COLUMNS`).
 """
@@ -25,6 +33,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 VERSION = 1
+"""The version of a record with exact traffic only (the hooks' v1)."""
+VERSION_COUNTS = 2
+"""The version of a record with Storm's per-task counts (contract §1.1)."""
+VERSIONS = (VERSION, VERSION_COUNTS)
+MODES = ("counts", "exact")
+COUNT_MAPS = ("emitted", "transferred", "executed", "execute_ms", "acked", "failed")
+"""The maps of one ``task_counts`` entry, each ``key -> number``."""
 MAX_DECOMPRESSED_BYTES = 16 * 1024 * 1024
 """A record is well under 1 MB compressed; anything inflating past this is refused."""
 
@@ -53,6 +68,45 @@ class TrafficSample:
 
 
 @dataclass(frozen=True)
+class TaskCounts:
+    """What Storm counted for one task in one window (contract §1.1, ``task_counts``):
+    per output stream (``emitted``, ``transferred``) or per ``"<source component>:<stream>"``
+    input (``executed``, ``execute_ms``); Storm's sampled estimates."""
+
+    task: int
+    component: str
+    emitted: Mapping[str, float]
+    transferred: Mapping[str, float]
+    executed: Mapping[str, float]
+    execute_ms: Mapping[str, float]
+    acked: Mapping[str, float]
+    failed: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class Route:
+    """One subscription of the user topology: ``target`` reads ``component``'s ``stream``
+    through ``grouping`` (contract §1.1, ``routes``)."""
+
+    component: str
+    stream: str
+    target: str
+    grouping: str
+    fields: tuple[str, ...] = ()
+
+
+def input_key(component: str, stream: str) -> str:
+    """Storm's key of an input in ``executed``: ``"<source component>:<stream>"``."""
+    return f"{component}:{stream}"
+
+
+def split_input(key: str) -> tuple[str, str]:
+    """The inverse of :func:`input_key`: the last ``:`` separates component and stream."""
+    component, _, stream = key.rpartition(":")
+    return component, stream
+
+
+@dataclass(frozen=True)
 class WindowRecord:
     """One worker's window (contract §1)."""
 
@@ -69,6 +123,17 @@ class WindowRecord:
     traffic: tuple[TrafficSample, ...] = ()
     truncated_pairs: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    version: int = VERSION
+    mode: str = "exact"
+    """``counts`` or ``exact`` (a version-1 record is exact: its traffic came from the hook)"""
+    sample_rate: float | None = None
+    load_aware_messaging: bool | None = None
+    task_counts: tuple[TaskCounts, ...] = ()
+    routes: tuple[Route, ...] = ()
+    tuple_bytes: Mapping[str, float] = field(default_factory=dict)
+    reset_counters: int = 0
+    counts_problem: str | None = None
+    """why this record's counts are unusable (a negative count), ``None`` when they are"""
 
     @property
     def worker(self) -> str:
@@ -121,8 +186,10 @@ def validate(doc: Any) -> WindowRecord:
     if not isinstance(doc, dict):
         raise CorruptRecord(f"a record is a JSON object, found {type(doc).__name__}")
     version = doc.get("v")
-    if version != VERSION:
-        raise CorruptRecord(f"unsupported record version v={version!r} (this reader: {VERSION})")
+    if version not in VERSIONS or isinstance(version, bool):
+        raise CorruptRecord(
+            f"unsupported record version v={version!r} (this reader: 1, 2)"
+        )
     start = _int(doc, "window_start_ms", 0)
     end = _int(doc, "window_end_ms", 0)
     if end <= start:
@@ -142,6 +209,7 @@ def validate(doc: Any) -> WindowRecord:
     truncated = doc.get("truncated_pairs", 0)
     if not _is_int(truncated) or truncated < 0:
         raise CorruptRecord(f"truncated_pairs must be an integer >= 0, found {truncated!r}")
+    counts = _counts_fields(doc, ranges) if version == VERSION_COUNTS else {}
     return WindowRecord(
         topology_id=_str(doc, "topology_id"),
         supervisor_id=_str(doc, "supervisor_id"),
@@ -156,6 +224,100 @@ def validate(doc: Any) -> WindowRecord:
         traffic=traffic,
         truncated_pairs=int(truncated),
         extra={k: v for k, v in doc.items() if k not in _RECORD_FIELDS},
+        version=version,
+        **counts,
+    )
+
+
+def _counts_fields(doc: Mapping[str, Any], ranges: list[tuple[int, int]]) -> dict[str, Any]:
+    """The version-2 fields of ``doc`` (contract §1.1) as :class:`WindowRecord` arguments."""
+    mode = doc.get("mode")
+    if mode not in MODES:
+        raise CorruptRecord(f"mode must be one of {', '.join(MODES)}, found {mode!r}")
+    rate = doc.get("sample_rate")
+    if rate is not None:
+        rate = _num(doc, "sample_rate")
+    aware = doc.get("load_aware_messaging")
+    if aware is not None and not isinstance(aware, bool):
+        raise CorruptRecord(f"load_aware_messaging must be true or false, found {aware!r}")
+    resets = doc.get("reset_counters", 0)
+    if not _is_int(resets) or resets < 0:
+        raise CorruptRecord(f"reset_counters must be an integer >= 0, found {resets!r}")
+    if not isinstance(doc.get("task_counts", []), list):
+        raise CorruptRecord("task_counts must be a list")
+    problems: list[str] = []
+    counts = []
+    for index, item in enumerate(doc.get("task_counts") or []):
+        entry = _task_counts(index, item, problems)
+        if not _covers(ranges, entry.task):
+            raise CorruptRecord(
+                f"task_counts[{index}]: task {entry.task} is not an executor of this worker "
+                f"(executors {ranges})"
+            )
+        counts.append(entry)
+    routes = doc.get("routes") or []
+    if not isinstance(routes, list):
+        raise CorruptRecord("routes must be a list")
+    sizes = doc.get("tuple_bytes") or {}
+    return {
+        "mode": mode,
+        "sample_rate": rate,
+        "load_aware_messaging": aware,
+        "task_counts": () if problems else tuple(counts),
+        "routes": tuple(_route(i, r) for i, r in enumerate(routes)),
+        "tuple_bytes": _number_map(sizes, "tuple_bytes", None),
+        "reset_counters": int(resets),
+        "counts_problem": "; ".join(problems[:3]) if problems else None,
+    }
+
+
+def _task_counts(index: int, item: Any, problems: list[str]) -> TaskCounts:
+    where = f"task_counts[{index}]"
+    if not isinstance(item, dict):
+        raise CorruptRecord(f"{where} is not an object")
+    task = _int(item, "task", None, where)
+    component = _str(item, "component", where)
+    maps = {
+        name: _number_map(item.get(name) or {}, f"task {task} {name}", problems)
+        for name in COUNT_MAPS
+    }
+    return TaskCounts(task=task, component=component, **maps)
+
+
+def _number_map(value: Any, where: str, problems: list[str] | None) -> dict[str, float]:
+    """``{str: finite number}``; a negative number is a counter that went backwards: noted in
+    ``problems`` (the record's counts are then not used), or corrupt without ``problems``."""
+    if not isinstance(value, dict):
+        raise CorruptRecord(f"{where} must be an object, found {type(value).__name__}")
+    result = {}
+    for key, number in value.items():
+        if (
+            isinstance(number, bool)
+            or not isinstance(number, (int, float))
+            or not math.isfinite(number)
+        ):
+            raise CorruptRecord(f"{where}[{key!r}] must be a number, found {number!r}")
+        if number < 0:
+            if problems is None:
+                raise CorruptRecord(f"{where}[{key!r}] is negative ({number})")
+            problems.append(f"{where}[{key!r}] = {number:g} (a counter went backwards)")
+        result[str(key)] = float(number)
+    return result
+
+
+def _route(index: int, item: Any) -> Route:
+    where = f"routes[{index}]"
+    if not isinstance(item, dict):
+        raise CorruptRecord(f"{where} is not an object")
+    fields = item.get("fields") or []
+    if not isinstance(fields, list) or not all(isinstance(f, str) for f in fields):
+        raise CorruptRecord(f"{where}.fields must be a list of names, found {fields!r}")
+    return Route(
+        component=_str(item, "component", where),
+        stream=_str(item, "stream", where),
+        target=_str(item, "target", where),
+        grouping=_str(item, "grouping", where),
+        fields=tuple(fields),
     )
 
 
@@ -277,7 +439,18 @@ EXECUTOR_COLUMNS = (
     "subprocess_cpu_ms",
 )
 TRAFFIC_COLUMNS = ("record_id", "src", "dst", "stream", "tuples", "bytes")
-_RECORD_FIELDS = frozenset(RECORD_COLUMNS[1:]) | {"v", "executors", "traffic"}
+_COUNTS_FIELDS = (
+    "mode",
+    "sample_rate",
+    "load_aware_messaging",
+    "task_counts",
+    "routes",
+    "tuple_bytes",
+    "reset_counters",
+)
+_RECORD_FIELDS = (
+    frozenset(RECORD_COLUMNS[1:]) | {"v", "executors", "traffic"} | frozenset(_COUNTS_FIELDS)
+)
 """Top-level fields of a window record; anything else is kept in ``WindowRecord.extra``."""
 
 
@@ -337,7 +510,7 @@ def flatten(
 def record_document(record: WindowRecord) -> dict[str, Any]:
     """The contract JSON of ``record`` (what a worker monitor publishes)."""
     doc: dict[str, Any] = {
-        "v": VERSION,
+        "v": record.version,
         "topology_id": record.topology_id,
         "supervisor_id": record.supervisor_id,
         "host": record.host,
@@ -365,5 +538,32 @@ def record_document(record: WindowRecord) -> dict[str, Any]:
     }
     if record.truncated_pairs:
         doc["truncated_pairs"] = record.truncated_pairs
+    if record.version == VERSION_COUNTS:
+        doc.update(_counts_document(record))
     doc.update(record.extra)
+    return doc
+
+
+def _counts_document(record: WindowRecord) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "mode": record.mode,
+        "task_counts": [
+            {"task": c.task, "component": c.component}
+            | {name: dict(getattr(c, name)) for name in COUNT_MAPS}
+            for c in record.task_counts
+        ],
+        "routes": [
+            {"component": r.component, "stream": r.stream, "target": r.target}
+            | {"grouping": r.grouping}
+            | ({"fields": list(r.fields)} if r.fields else {})
+            for r in record.routes
+        ],
+        "reset_counters": record.reset_counters,
+    }
+    if record.sample_rate is not None:
+        doc["sample_rate"] = record.sample_rate
+    if record.load_aware_messaging is not None:
+        doc["load_aware_messaging"] = record.load_aware_messaging
+    if record.tuple_bytes:
+        doc["tuple_bytes"] = dict(record.tuple_bytes)
     return doc
