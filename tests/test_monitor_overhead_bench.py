@@ -7,12 +7,17 @@ import pytest
 
 from scheduler_py.bench.local_cluster import first_steps, mean, step_rate
 from scheduler_py.bench.monitor_overhead import (
+    C2_CHILDOPTS,
+    ORDER,
     VARIANTS,
     histogram_delta,
     overhead,
     percentile,
     read_histograms,
+    summary,
+    variant_conf,
     variant_order,
+    worker_childopts,
 )
 from scheduler_py.bench.registry import benchmarks
 
@@ -23,10 +28,54 @@ def test_registered():
     assert callable(info.run)
 
 
-def test_off_variant_opts_out_of_the_hooks_and_on_keeps_the_defaults():
+def test_off_variant_opts_out_of_the_monitor_and_on_keeps_the_defaults():
     label, conf = VARIANTS["A"]
-    assert label == "off" and conf == {"topology.auto.task.hooks": []}
+    assert label == "off"
+    assert conf == {"topology.metrics.reporters": [], "topology.auto.task.hooks": []}
     assert VARIANTS["B"] == ("on", {})
+    assert VARIANTS["X"] == ("exact", {"scheduler.monitor.mode": "exact"})
+    assert VARIANTS["R"][0] == "RAS"
+
+
+def test_the_default_order_interleaves_eight_runs_of_each_main_variant():
+    order = variant_order(ORDER)
+    assert {key: order.count(key) for key in set(order)} == {"A": 8, "B": 8, "X": 8, "R": 8}
+
+
+def test_the_peer_gets_nothing_of_ours_and_workers_run_c2_by_default(tmp_path):
+    settings = {"algorithm": "tdls", "worker_childopts": ""}
+    ras = variant_conf("R", settings, tmp_path)
+    assert not any(key.startswith("scheduler.") for key in ras)
+    assert "DefaultResourceAwareStrategy" in ras["topology.scheduler.strategy"]
+    ours = variant_conf("B", settings, tmp_path)
+    assert ours["scheduler.brain.algorithm"] == "tdls"
+    assert ours["bench.latency.dir"] == str(tmp_path)
+    assert worker_childopts("c2") == C2_CHILDOPTS
+    assert "TieredStopAtLevel" not in C2_CHILDOPTS
+    assert worker_childopts("c1") is None
+    with pytest.raises(ValueError, match="c2 or c1"):
+        worker_childopts("graal")
+
+
+def test_summary_medians_overheads_and_the_ras_ratio():
+    runs = [
+        {"variant": "off", "rate": 100.0, "p99_ms": 10.0},
+        {"variant": "off", "rate": 104.0, "p99_ms": 12.0},
+        {"variant": "on", "rate": 98.0, "p99_ms": 11.0, "aggregation_cpu_s_per_min": 6.0},
+        {"variant": "on", "rate": 100.0, "p99_ms": 12.0, "aggregation_cpu_s_per_min": 8.0},
+        {"variant": "exact", "rate": 60.0, "p99_ms": 22.0},
+        {"variant": "RAS", "rate": 80.0, "p99_ms": 5.0},
+    ]
+    s = summary(runs)
+    assert s["median_rate_off"] == pytest.approx(102.0)
+    assert s["median_rate_on"] == pytest.approx(99.0)
+    assert s["throughput_overhead_pct"] == pytest.approx(100 * (1 - 99 / 102))
+    assert s["p99_overhead_pct"] == pytest.approx(100 * (11.5 / 11.0 - 1))
+    assert s["exact_overhead_pct"] == pytest.approx(100 * (1 - 60 / 102))
+    assert s["on_vs_ras"] == pytest.approx(99 / 80)
+    assert s["aggregation_cpu_s_per_min"] == pytest.approx(7.0)
+    assert s["hooks_only_overhead_pct"] is None
+    assert s["runs_per_variant"] == {"off": 2, "on": 2, "exact": 1, "RAS": 1}
 
 
 def test_percentiles_of_the_interval_between_two_histogram_snapshots(tmp_path):
@@ -94,6 +143,7 @@ def test_variant_order():
     assert variant_order("ABBA") == ["A", "B", "B", "A"]
     assert variant_order("ab") == ["A", "B"]
     assert variant_order("ACDE") == ["A", "C", "D", "E"]
+    assert variant_order("abxr") == ["A", "B", "X", "R"]
     with pytest.raises(ValueError, match=r"E \(no-op hook\)"):
         variant_order("ABF")
     with pytest.raises(ValueError):
