@@ -109,7 +109,7 @@ for ((i = 1; i <= STORM_SUPERVISORS; i++)); do
 done
 [[ $start_ui == yes ]] && ports+=("$STORM_UI_PORT:ui")
 [[ $start_brain == yes ]] && ports+=("$BRAIN_PORT:brain")
-# the dashboard (README "Dashboard") beside the brain, when Flask is installed; DASHBOARD=no skips it
+# the dashboard (docs/dashboard.md) beside the brain, when Flask is installed; DASHBOARD=no skips it
 start_dashboard=no
 if [[ "${DASHBOARD:-auto}" != no && $start_brain == yes ]]; then
   if "$PY" -c 'import flask' 2>/dev/null; then
@@ -341,7 +341,7 @@ fi
 # The PySpark aggregation of the worker monitor's records (scheduler-py aggregate), when
 # the monitor and the brain are on; AGGREGATE=no skips it, AGGREGATE_EVERY sets the period,
 # AGGREGATE_PARQUET=yes also keeps the tables' history as Parquet (five more Spark writes a
-# cycle, so off by default; README "Monitoring cost").
+# cycle, so off by default; docs/monitoring.md, "Monitoring cost").
 start_aggregate=no
 if [[ "${AGGREGATE:-auto}" != no && $start_brain == yes && -n "${extra_yaml:-}" ]]; then
   start_aggregate=yes

@@ -28,7 +28,7 @@ MAX_SHOT_HEIGHT = 1700
 PNG_BUDGET = 300_000
 """bytes a screenshot may take before it is reduced to a palette"""
 SCREENSHOTS_ENV = "DASHBOARD_SCREENSHOTS"
-"""a directory to save each page's screenshot in (README "Dashboard"); default a tmp dir"""
+"""a directory to save each page's screenshot in (docs/dashboard.md); default a tmp dir"""
 
 
 def missing() -> str | None:

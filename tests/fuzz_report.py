@@ -1,4 +1,4 @@
-"""What the fuzzing tests ran, for the README's "Reliability" section (issue 16, item 3):
+"""What the fuzzing tests ran, for docs/reliability.md, "Fuzzing":
 the inputs each property was run on (hypothesis stops at ``max_examples`` or earlier, when
 it has run out of distinct inputs, so the count is taken in the test body) and lines of
 measurements. tests/conftest.py prints both at the end of the session."""

@@ -1,5 +1,5 @@
 """``scheduler-py bench aggregate_scale``: its burst measure, and a small real run (ZooKeeper,
-Spark) that writes the summary fields the README and issue 20 name."""
+Spark) that writes the summary fields docs/monitoring.md ("Monitoring cost") names."""
 
 from __future__ import annotations
 

@@ -51,7 +51,8 @@ ENTRY = {
 
 def test_registered_and_resolvable(capsys):
     info = benchmarks()["reconfig_pause"]
-    assert info.paper.startswith("README: adaptive re-scheduling") and callable(info.run)
+    assert info.paper.startswith("docs/reconfiguration.md: adaptive re-scheduling")
+    assert callable(info.run)
     assert [b.name for b in cli.resolve("reconfig_pause", benchmarks())] == ["reconfig_pause"]
     assert "reconfig_pause" in {b.name for b in cli.resolve("all", benchmarks())}
     assert cli.main(["--list"]) == 0

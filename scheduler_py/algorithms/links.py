@@ -1,5 +1,5 @@
 """``links``: the placement whose busiest network link carries the least, for uniform shuffles
-(ours; ``README.md``, "Evaluation on an emulated network", load-aware messaging off).
+(ours; ``docs/evaluation.md``, "Load-aware messaging off").
 
 Why. With ``topology.disable.loadaware.messaging: true`` Storm splits a shuffle evenly over
 every target executor, wherever it is (paper 000 §2.2, Eq. 1), and on hosts joined by links
@@ -388,7 +388,7 @@ def _searched(
 
 @register(
     "links",
-    paper="ours: the busiest link lowest, for uniform shuffles (README, emulated network)",
+    paper="ours: the busiest link lowest, for uniform shuffles (docs/evaluation.md)",
     summary="Executors placed so that the most loaded host or rack link carries the least "
     "traffic under Storm's uniform shuffle (load-aware messaging off), within declared CPU.",
     params={

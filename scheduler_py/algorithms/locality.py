@@ -1,5 +1,5 @@
-"""``locality``: placement for Storm's locality-aware shuffle (ours; ``README.md``, "Evaluation
-on an emulated network").
+"""``locality``: placement for Storm's locality-aware shuffle (ours; ``docs/evaluation.md``,
+"Evaluation on an emulated network").
 
 Why a placement of its own. Since Storm 2.0 a shuffle grouping is load-aware unless
 ``topology.disable.loadaware.messaging`` is set: ``LoadAwareShuffleGrouping`` sends a tuple to
@@ -258,7 +258,7 @@ def _place_system(
 
 @register(
     "locality",
-    paper="ours: placement for Storm's locality-aware shuffle (README, emulated network)",
+    paper="ours: placement for Storm's locality-aware shuffle (docs/evaluation.md)",
     summary="Slices holding one executor of every component each, spread over distinct "
     "nodes, one worker per node: with Storm's load-aware shuffle a tuple stays in its worker.",
     params={

@@ -5,7 +5,7 @@ model kept, then improved by local search (ours).
 :data:`CANDIDATES_SHARE` of the budget, td and metis first, each with an even share of what
 is left of that part (:meth:`~scheduler_py.model.budget.Budget.share`), so a fast algorithm
 leaves its unused time to the next. Candidates that cannot stop at a budget are started only
-where they were measured to fit (``bench scale``, ``README.md`` "Planning at scale"):
+where they were measured to fit (``bench scale``, ``docs/evaluation.md`` "Planning at scale"):
 ``online`` and ``t3`` not above :data:`SLOW_ABOVE` executors (``online`` took 372 s at 1,000
 executors, ``t3`` 45 s on a 1,000-executor word count), ``metis``, ``albic``, ``rstorm`` and
 ``pipeline`` only when :data:`ESTIMATED_SECONDS` (per communicating pair and per
@@ -75,7 +75,7 @@ ESTIMATED_SECONDS = {
     "pipeline": (0.0, 2.5e-7),
 }
 """what a candidate that ignores its budget takes, about: seconds per communicating executor
-pair and per executor × node (measured on the 2-core machine of ``README.md``: metis 0.26 s
+pair and per executor × node (measured on the 2-core machine of ``docs/evaluation.md``: metis 0.26 s
 for the 48,037 pairs of ``layered-1000x50`` and 1.1 s for the 240,000 of
 ``wordcount-1000x50``, albic 0.58 s and 2.2 s; on word counts of 1,000 and 10,000 executors
 over 500 nodes, rstorm 0.33 s and 2.6 s, pipeline 0.99 s at 10,000); it is started only when

@@ -1,7 +1,7 @@
 """One warm `scheduler-py aggregate` cycle at 10-5,000 executors (synthetic records published to a
 real ZooKeeper): CPU-s and wall s per cycle, longest burst above 0.5 core.
 
-What one aggregation cycle costs as topologies grow (README "Monitoring cost").
+What one aggregation cycle costs as topologies grow (docs/monitoring.md, "Monitoring cost").
 
 A real ZooKeeper (``devtools/zkserver.py``) receives synthetic window records
 (``monitoring/synthetic.py``: a four-component chain, ~8 executors per worker, each executor
@@ -39,7 +39,7 @@ from scheduler_py.bench.report import Table, fmt
 from scheduler_py.bench.sampling import PeriodicSampler
 
 NAME = "aggregate_scale"
-PAPER = "README: monitoring cost (one warm aggregation cycle vs executors)"
+PAPER = "docs/monitoring.md: monitoring cost (one warm aggregation cycle vs executors)"
 SIZES, QUICK_SIZES = (10, 100, 1000, 5000), (10, 100)
 CYCLES, QUICK_CYCLES = 3, 2
 WARMUP_CYCLES, QUICK_WARMUP_CYCLES = 4, 1

@@ -7,8 +7,8 @@ the submission and stops after the kill; the topology carries the monitor's hook
 conf (the other schedulers' runs stay unmonitored, the same data path as before) and
 ``scheduler.reconfig.*`` settings for a prompt first re-plan (warm-up 0: the first aggregate
 wholly after the first sighting is the change reference, and the ``measured`` trigger fires
-on it because ``even`` placed the topology on declared costs; README "Adaptive
-re-scheduling"). :func:`follow` samples the spouts' acked rate every :data:`POLL_S` seconds
+on it because ``even`` placed the topology on declared costs; docs/reconfiguration.md).
+:func:`follow` samples the spouts' acked rate every :data:`POLL_S` seconds
 and the brain's history until the reconfiguration is over and the restarted workers have
 warmed up, or until :data:`DEADLINE_S` after the topology first acked; the benchmark then
 measures its usual interval. The target (≥ 90 % of the best static placement's throughput
@@ -28,7 +28,7 @@ ADAPTIVE = "brain:adaptive"
 PLACED_BY = "even"
 REPLAN_ALGORITHM = "locality"
 """Re-plans of the adaptive run: the best static brain placement with Storm's default
-load-aware messaging in this benchmark (README "Evaluation on an emulated network");
+load-aware messaging in this benchmark (docs/evaluation.md, "Evaluation on an emulated network");
 ``--set adaptive_algorithm=`` changes it."""
 MONITOR_CONF: dict[str, object] = {
     "topology.auto.task.hooks": ["io.schedulerpy.storm.monitor.TrafficHook"],

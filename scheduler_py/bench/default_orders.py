@@ -2,7 +2,7 @@
 and the busiest link that placement gives, for each order (issue 13, "fresh instances").
 
 DefaultScheduler hands a new topology to ``EvenScheduler.scheduleTopology`` (Storm's
-``storm-server/.../scheduler/EvenScheduler.java``; ``sortSlots`` is quoted in the README's
+``storm-server/.../scheduler/EvenScheduler.java``; ``sortSlots`` is quoted in docs/evaluation.md,
 "Evaluation on an emulated network"): the free slots are grouped by supervisor id in a sorted
 map, each group sorted by port, the groups ordered by their number of free slots (a stable
 sort, so equal groups keep the id order) and interleaved, first slot of every supervisor, then

@@ -211,7 +211,7 @@ def _median(values: Sequence[float | int | None]) -> float | None:
 
 
 def summarise(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The ``summary`` object of one path, with the fields the README promises for
+    """The ``summary`` object of one path, with the fields docs/reconfiguration.md promises for
     ``bench-results/reconfig_pause.json`` plus ``completed``. Times and restarts are taken
     from completed runs only: a refused or rolled-back run moved nothing, and its short stall
     must not count as a fast reconfiguration."""

@@ -2,7 +2,7 @@
 cluster: drain and pause from the controller's history, acked tuples/s before and after.
 
 What a reconfiguration costs a running topology — ours against Storm's own
-``rebalance -w 0`` (README, "Adaptive re-scheduling").
+``rebalance -w 0`` (docs/reconfiguration.md, "The pause, measured").
 
 Starts its own isolated local cluster (:class:`~scheduler_py.bench.local_cluster.BrainCluster`:
 ``deploy/cluster-up.sh`` in a temporary ``CLUSTER_DIR``; ``--set port_offset=N``, default
@@ -79,7 +79,7 @@ from scheduler_py.bench.registry import BenchOptions
 from scheduler_py.bench.report import Table, fmt
 
 NAME = "reconfig_pause"
-PAPER = "README: adaptive re-scheduling (drain-out pause)"
+PAPER = "docs/reconfiguration.md: adaptive re-scheduling (drain-out pause)"
 START_ALGORITHM = "even"
 TIMING = Timing(warmup=(15.0, 30.0), interval=(20.0, 60.0), algorithm="tdls")
 """Warm-up and interval seconds (quick, full) and the algorithm (``--set`` overrides)."""

@@ -57,7 +57,7 @@ def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="trigger/drain setting, e.g. change.threshold=0.3 or enabled=false (see the "
-        "README, 'Adaptive re-scheduling'); topologies override with scheduler.reconfig.KEY",
+        "docs/reconfiguration.md); topologies override with scheduler.reconfig.KEY",
     )
     group.add_argument(
         "--secret-file",

@@ -1,5 +1,5 @@
 """Every configuration key the shim, the brain and the worker monitor read: its name, default
-and meaning, and where it is set. The README's configuration tables are rendered from this
+and meaning, and where it is set. The tables of docs/configuration.md are rendered from this
 list (:func:`markdown_table`; ``tests/test_config_keys.py`` fails when they differ, and when
 a ``scheduler.*`` key appears in the Python or Java sources without being listed here).
 
@@ -31,7 +31,7 @@ class Key:
     scope: str
     """one of :data:`SCOPES`"""
     shown_default: str = ""
-    """how the README shows the default when it is not just the value"""
+    """how docs/configuration.md shows the default when it is not just the value"""
 
     def __post_init__(self) -> None:
         if self.scope not in SCOPES:
@@ -92,7 +92,7 @@ DEFAULT_ALGORITHM = "td"
 measured, but spends its whole time budget on a topology whose traffic it cannot all keep;
 through the shim (``docs/roundtrip/auto-default/``) a round of one 1,000-executor topology
 took 1.32 s instead of td's ~30 ms, and 10,000 executors in 50 topologies 1.63 s, twice
-RAS's 0.76 s (``README.md``, "The Nimbus round trip")"""
+RAS's 0.76 s (``docs/evaluation.md``, "The Nimbus round trip")"""
 ALGORITHM = Key(
     "scheduler.brain.algorithm",
     None,
@@ -290,7 +290,7 @@ def by_name() -> dict[str, Key]:
 
 
 def markdown_table(scope: str) -> str:
-    """The README table of one scope."""
+    """The docs/configuration.md table of one scope."""
     rows = ["| key | default | meaning |", "| --- | --- | --- |"]
     for key in ALL:
         if key.scope == scope:

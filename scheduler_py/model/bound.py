@@ -65,11 +65,11 @@ scheduling round does, with HiGHS' default method on all the pairs); above, the 
 comes first and the LP follows only when the budget holds :data:`LP_PAIR_SECONDS` a pair"""
 LP_PAIR_SECONDS = 2e-5
 """what the capacity LP takes a communicating pair, about (interior point; measured on the
-2-core machine of ``README.md``: 48,037 pairs of ``bench scale``'s layered-1000x50 in 0.3 s,
-240,000 of its wordcount-1000x50 in 1.1 s by column generation): a generous estimate"""
+2-core machine of ``docs/evaluation.md``: 48,037 pairs of ``bench scale``'s layered-1000x50
+in 0.3 s, 240,000 of its wordcount-1000x50 in 1.1 s by column generation): a generous estimate"""
 PAIR_SECONDS = 5e-7
 """what listing one communicating pair and cutting the graph take, about (0.67 µs measured on
-the 2-core machine of ``README.md``, 9,600 pairs of a 200-executor word count in 6.4 ms): a
+the 2-core machine of ``docs/evaluation.md``, 9,600 pairs of a 200-executor word count in 6.4 ms): a
 budget shorter than the pairs would take gets no bound rather than a late one"""
 TIGHTEN_SECS = 2.0
 """budget left after the capacity LP from which the eigenvalue bound and the triangle cuts
@@ -78,7 +78,7 @@ SPECTRAL_LIMIT = 2500
 """executors up to which the eigenvalue bound runs (dense n×n matrices)"""
 EIGEN_SECONDS = 2e-10
 """what one eigenvalue decomposition takes per executor cubed, about (0.12 - 0.27 s at 1,000
-executors on the 2-core machine of ``README.md``)"""
+executors on the 2-core machine of ``docs/evaluation.md``)"""
 SPECTRAL_SHARE = 0.8
 """of the budget left after the capacity LP, at most, for the eigenvalue bound (the tightest
 here on every ``bench scale`` instance; the triangle cuts get the rest)"""

@@ -1,6 +1,6 @@
 """The change signal (``docs/monitoring-format.md`` §4, ``change``): how far a topology's
 measured costs moved from a stored reference, which the reconfiguration trigger compares with
-θ (README, "Adaptive re-scheduling").
+θ (docs/reconfiguration.md).
 
 x is the vector of CPU % per executor and tuples/s per executor pair (:func:`change_vector`);
 the signal is ``‖x − x_ref‖₁ / ‖x_ref‖₁`` computed for each of the two parts against its own

@@ -23,14 +23,14 @@ if TYPE_CHECKING:
 
 DEFAULT_MASTER = "local[1]"
 """One core: the inputs are small, and a cycle must not take the cores the topologies need
-(README "Monitoring cost"); ``--master local[*]`` or a Spark cluster for thousands of
+(docs/monitoring.md, "Monitoring cost"); ``--master local[*]`` or a Spark cluster for thousands of
 executors."""
 SPARK_DEFAULTS: dict[str, str] = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     # the inputs are kilobytes to a few megabytes: one partition per shuffle, and no adaptive
     # execution (it runs every shuffle stage as a job of its own: 32 jobs per cycle instead
-    # of 10, README "Monitoring cost")
+    # of 10, docs/monitoring.md, "Monitoring cost")
     "spark.sql.shuffle.partitions": "1",
     "spark.sql.adaptive.enabled": "false",
     # one cycle generates more Java classes than Spark's default cache of 100 holds: with the

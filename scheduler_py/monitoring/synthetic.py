@@ -1,7 +1,7 @@
 """Synthetic window records shaped like the worker monitor's (``docs/monitoring-format.md`` §1).
 
 Used by ``bench aggregate_scale`` (published to ZooKeeper exactly as the hooks publish them),
-by the golden test of the aggregation and by the profile in the README's "Monitoring cost".
+by the golden test of the aggregation and by the profile in docs/monitoring.md, "Monitoring cost".
 
 The topology is a chain of components (a spout, then bolts) whose executors are spread round
 robin over the workers; every executor sends to ``fan_out`` executors of the next component

@@ -1,4 +1,4 @@
-"""What a reconfiguration bought, measured (README, "Adaptive re-scheduling").
+"""What a reconfiguration bought, measured (docs/reconfiguration.md, "Measured gain").
 
 After a reconfiguration the controller waits for the first aggregate whose window starts
 after the topology resumed (``docs/monitoring-format.md`` §4: ``window_start_ms``) and

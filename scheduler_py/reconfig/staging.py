@@ -1,4 +1,4 @@
-"""Staging a re-plan that would restart too many workers (README, "Adaptive re-scheduling").
+"""Staging a re-plan that would restart too many workers (docs/reconfiguration.md).
 
 A reconfiguration restarts exactly the workers whose executor set changes (Storm's
 supervisor keeps a worker whose slot keeps the same executors; ``Proposal.restarting``).

@@ -11,10 +11,10 @@ status.
 
 The algorithm runs in a :class:`PlanningWorker`'s thread while the caller waits at most until
 the deadline. A round plans all its topologies through one worker: one thread handed one plan
-after another (about 15 µs a hand-over on the 2-core machine of ``README.md``, against about
-200 µs to start a thread per topology, and much more on a busy machine). A worker whose plan
-overran is abandoned with it and the next plan gets a fresh one, so an overrun never delays
-the topologies after it.
+after another (about 15 µs a hand-over on the 2-core machine of ``docs/evaluation.md``,
+against about 200 µs to start a thread per topology, and much more on a busy machine). A
+worker whose plan overran is abandoned with it and the next plan gets a fresh one, so an
+overrun never delays the topologies after it.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 
 FALLBACK_RESERVE_SECS = 0.1
 """Kept back from a topology's budget for the fallback algorithm (``td`` plans 10,000
-executors on 500 nodes in about 12 ms, README "Benchmarks")."""
+executors on 500 nodes in about 12 ms, docs/evaluation.md, "Benchmarks")."""
 
 
 @dataclass(frozen=True)

@@ -34,8 +34,8 @@ one before it: only the nodes whose claims changed since, and those where it run
 slot, are computed again, with the lookups the algorithms need
 (:class:`~scheduler_py.scheduling.view.ClaimedNodes`,
 :class:`~scheduler_py.model.types.NodeTable`), so that per topology the round does work in
-proportion to the topology rather than to the cluster (``README.md``, the Nimbus round trip:
-1,000 executors in 50 topologies on 500 nodes in a third to a half of the time it took).
+proportion to the topology rather than to the cluster (``docs/evaluation.md``, the Nimbus round
+trip: 1,000 executors in 50 topologies on 500 nodes in a third to a half of the time it took).
 
 The round's budget is the shim's timeout (``scheduler.brain.timeout.ms``, sent in the
 snapshot) minus a margin for the Thrift exchange and the shim's validation; each topology

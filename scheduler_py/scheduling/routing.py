@@ -4,7 +4,7 @@ Every PLACE decision's summary carries the traffic as Storm's locality-aware shu
 route it (:func:`routing_summary`, :mod:`scheduler_py.model.loadaware`). Only the plan log,
 the status document and ``bench cluster`` read those numbers, and listing the pairs twice
 was about a quarter of a topology's time in a 1,000-executor, 50-topology round
-(``README.md``, the Nimbus round trip). A round therefore attaches them as a
+(``docs/evaluation.md``, the Nimbus round trip). A round therefore attaches them as a
 :class:`DeferredSummary`: its other fields are there at once, the routing fields are computed
 on the first read of any of them (once, whichever thread reads first), which is after the
 reply has gone to Nimbus when the reader is the plan log's writer

@@ -1,7 +1,7 @@
 """One topology as the model sees it in a round: its :class:`~scheduler_py.model.types.Problem`
 plus the translations back to Storm.
 
-Conventions for topologies that come from Storm (README, "How the brain sees Storm"):
+Conventions for topologies that come from Storm (docs/monitoring.md, "How the brain sees Storm"):
 
 * a model node is a supervisor; its capacity for a topology is Storm's *available* CPU and
   memory plus what that topology itself uses now, minus what the other topologies planned

@@ -138,7 +138,7 @@ def _supervisors(ctl: NimbusCtl) -> int:
 
 @pytest.fixture(scope="module")
 def wordcount(compose, nimbus):
-    """Word count submitted the way the README says, by the `submit` service."""
+    """Word count submitted the way docs/install.md says, by the `submit` service."""
     _, seconds = timed(
         compose.run, "--profile", "demo", "run", "--rm", "submit", timeout=machine_timeout(600)
     )

@@ -1,9 +1,9 @@
 """Every dashboard page in headless Chromium (tests/dashboard_browser.py) against the real
 brain on the real local cluster, as ``deploy/cluster-up.sh`` starts them: word count placed
 by the brain and measured by the worker monitor, a what-if dry run in the page, no console
-error on any page, and a screenshot of each page (README "Dashboard").
+error on any page, and a screenshot of each page (docs/dashboard.md).
 
-The README's screenshots are made by this test:
+The screenshots in docs/dashboard.md are made by this test:
 
     DASHBOARD_SCREENSHOTS=docs/dashboard pytest tests/cluster/test_dashboard_browser_cluster.py
 """

@@ -1,5 +1,5 @@
 """The dashboard as ``deploy/cluster-up.sh`` starts it, against the real brain on the real
-local cluster (README "Dashboard"): the cluster and a running topology as the brain placed
+local cluster (docs/dashboard.md): the cluster and a running topology as the brain placed
 them, a what-if dry run, and the token rule for applying."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Soak on the real local cluster (issue 16, item 2): word count with the message-id ledger
-goes through ``RECONFIGURATIONS`` operator re-plans in a row, each a real placement change
-carried out by the brain's reconfiguration controller through the drain-out path (README,
-"Adaptive re-scheduling"), alternating ``tdls`` (everything consolidated on one supervisor)
+"""Soak on the real local cluster (docs/reliability.md, "Soak"): word count with the message-id
+ledger goes through ``RECONFIGURATIONS`` operator re-plans in a row, each a real placement change
+carried out by the brain's reconfiguration controller through the drain-out path
+(docs/reconfiguration.md), alternating ``tdls`` (everything consolidated on one supervisor)
 and ``even`` (round-robin over the three), while the spout rate alternates between two
 values through the control file (topologies/wordcount/src/spouts/words.py).
 

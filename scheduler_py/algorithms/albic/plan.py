@@ -35,7 +35,7 @@ allocation the paper recommends for job submission, COLA-style partitioning (bal
 min-cut parts packed largest-first; ``initial = cola``) or plain LPT (``initial = lpt``),
 with 0 moves and 0 restarts.
 
-Deviations from the printed paper (for the README's table):
+Deviations from the printed paper (for the table in docs/algorithms.md):
 
 * the MILP's algebra is our reconstruction (the math was lost in our copy);
   heterogeneous loads are percentages of each node's capacity;

@@ -29,7 +29,7 @@ The placement is what Storm can enforce. Algorithm 3's timetable (stage l runs s
 (``docs/algorithms/004-pipeline.md`` §7.5), so it is only exposed in ``Placement.report`` with its
 steady-state statistics: per-node load, intra-node share, steps with no traffic and stalls.
 
-Deviations from the printed paper (each also listed in the README's table):
+Deviations from the printed paper (each also listed in the table of docs/algorithms.md):
 
 * typos of Algorithm 1 fixed (divide by t; N' = N/G; ``docs/algorithms/004-pipeline.md`` A1); Eq.
   10/11 directions as in ``docs/algorithms/004-pipeline.md`` A3/A4; Algorithm 2's "GoTo Line 3" =
