@@ -28,11 +28,18 @@ class ThriftBrain:
     service; one connection per call, so a restarted brain is picked up at once."""
 
     def __init__(
-        self, address: str, secret: Callable[[], str | None], timeout_ms: int = 3000
+        self,
+        address: str,
+        secret: Callable[[], str | None],
+        timeout_ms: int = 3000,
+        dry_run_timeout_ms: int = 25_000,
     ) -> None:
         self.address = address
         self._secret = secret
         self.timeout_ms = timeout_ms
+        self.dry_run_timeout_ms = dry_run_timeout_ms
+        """a what-if's wait for the brain: its budget and a margin, so a brain that never
+        answers frees the what-if's slot (``scheduler_py/dashboard/limits.py``)"""
 
     def status(self) -> Mapping[str, Any]:
         return json.loads(self._call("status"))
@@ -41,10 +48,10 @@ class ThriftBrain:
         self, topology: str, algorithm: str, params: Mapping[str, Any], dry_run: bool
     ) -> Mapping[str, Any]:
         secret = "" if dry_run else self._operator_secret("an apply")
-        text = self._call(
-            "replan", topology, algorithm, dry_run, secret, json.dumps(dict(params)), slow=True
-        )
-        return json.loads(text)
+        args = (topology, algorithm, dry_run, secret, json.dumps(dict(params)))
+        if dry_run:  # the what-if's budget (scheduler_py/dashboard/limits.py) and a margin
+            return json.loads(self._call("replan", *args, timeout_ms=self.dry_run_timeout_ms))
+        return json.loads(self._call("replan", *args, slow=True))
 
     def history(self, topology: str) -> Sequence[Mapping[str, Any]]:
         return json.loads(self._call("history", topology))
@@ -62,11 +69,13 @@ class ThriftBrain:
             )
         return secret
 
-    def _call(self, method: str, *args: Any, slow: bool = False) -> str:
+    def _call(
+        self, method: str, *args: Any, slow: bool = False, timeout_ms: int | None = None
+    ) -> str:
         from scheduler_py.service.client import BrainUnreachable, call_brain
         from scheduler_py.service.wire import wire
 
-        timeout_ms = 60_000 if slow else self.timeout_ms
+        timeout_ms = timeout_ms or (60_000 if slow else self.timeout_ms)
         try:
             return call_brain(self.address, method, *args, timeout_ms=timeout_ms)
         except BrainUnreachable as error:
@@ -130,8 +139,15 @@ def run(args: argparse.Namespace) -> int:
         from scheduler_py.monitoring.measured import ZooKeeperAggregates
 
         aggregates = ZooKeeperAggregates(args.zookeeper, args.monitor_root)
+    from scheduler_py.dashboard.limits import WHATIF_BUDGET_SECS
+
+    brain = ThriftBrain(
+        args.brain,
+        _secret_reader(args.secret_file),
+        dry_run_timeout_ms=int(WHATIF_BUDGET_SECS * 1000) + 5000,
+    )
     sources = Sources(
-        ThriftBrain(args.brain, _secret_reader(args.secret_file)),
+        brain,
         PlanLogFile(Path(args.plan_log)) if args.plan_log else None,
         aggregates,
         token,

@@ -6,5 +6,6 @@ It reads and steers only through the ports of ``scheduler_py/scheduling/dashboar
 :mod:`.api` (JSON routes), :mod:`.pages` (HTML routes), :mod:`.views` (pure JSON shapes),
 :mod:`.inputs` (parameter checks), :mod:`.token` (the bearer token), :mod:`.openapi`
 (the OpenAPI document), :mod:`.cache` (the last brain status), :mod:`.planlog` (the plan
-log file), :mod:`.prefetch` (aggregates read off the request path).
+log file), :mod:`.prefetch` (aggregates read off the request path), :mod:`.limits` (what one client
+may make it spend: body size, JSON nesting, what-ifs at once and their time budget).
 """

@@ -2,7 +2,9 @@
 
 Status codes: 400 a malformed parameter (the body names the field, what was expected and
 what was found), 401/403 the token rules of :mod:`scheduler_py.dashboard.token`, 404 an
-unknown topology, 409 the brain refused, 503 the brain unreachable with nothing cached.
+unknown topology, 409 the brain refused, 413 a body over the limit, 429 every what-if slot
+taken and 504 a what-if over its time budget (both with ``Retry-After``; the limits:
+:mod:`scheduler_py.dashboard.limits`), 503 the brain unreachable with nothing cached.
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ from scheduler_py.dashboard import cluster_view, decisions_view, openapi, topolo
 from scheduler_py.dashboard.cache import BrainReading
 from scheduler_py.dashboard.inputs import (
     BadRequest,
+    json_body,
     limit_arg,
     pairs_arg,
     plan_request,
     trigger_request,
 )
+from scheduler_py.dashboard.limits import RETRY_AFTER_SECS, Busy, OverBudget
 from scheduler_py.dashboard.sources import Sources
 from scheduler_py.dashboard.token import bearer_matches
 from scheduler_py.scheduling.dashboard_ports import SourceUnavailable
@@ -226,10 +230,7 @@ def _trigger(action: str) -> ResponseReturnValue:
     refused = _unauthorised("pausing or resuming the trigger")
     if refused is not None:
         return refused
-    body = request.get_json(force=True, silent=True) if request.get_data() else None
-    if request.get_data() and body is None:
-        found = request.get_data(as_text=True)
-        raise BadRequest("body", 'a JSON object like {"topology": "wordcount"} or none', found)
+    body = json_body(request.get_data(), 'a JSON object like {"topology": "wordcount"} or none')
     topology = trigger_request(body)
     try:
         state = _sources().brain.set_trigger_paused(action == "pause", topology)
@@ -244,14 +245,25 @@ def _trigger(action: str) -> ResponseReturnValue:
 
 
 def _replan(key: str, dry_run: bool) -> ResponseReturnValue:
-    body = request.get_json(force=True, silent=True) if request.get_data() else {}
+    raw = request.get_data()
+    expected = 'a JSON object like {"algorithm": "td", "params": {}}'
+    body = json_body(raw, expected) if raw.strip() else {}
     algorithm, params = plan_request(body)
     _, found, problem = _topology_or_error(key)
     if found is None:
         return problem
     sources = _sources()
+
+    def ask_brain() -> Mapping[str, Any]:
+        return sources.brain.replan(found["name"], algorithm, params, dry_run)
+
     try:
-        report = sources.brain.replan(found["name"], algorithm, params, dry_run)
+        # a what-if needs no credential: bounded in number and time (dashboard/limits.py)
+        report = sources.whatif.run(ask_brain) if dry_run else ask_brain()
+    except Busy as busy:
+        return _retry_later(429, str(busy))
+    except OverBudget as late:
+        return _retry_later(504, str(late))
     except SourceUnavailable as unreachable:
         return error(503, str(unreachable))
     except OperatorError as refused:
@@ -260,3 +272,9 @@ def _replan(key: str, dry_run: bool) -> ResponseReturnValue:
         "plan_summary": (found.get("decision") or {}).get("summary", {})
     }
     return jsonify({"dry_run": dry_run, "running": running, "proposal": dict(report)})
+
+
+def _retry_later(code: int, message: str) -> ResponseReturnValue:
+    response = jsonify({"error": message, "retry_after_secs": RETRY_AFTER_SECS})
+    response.headers["Retry-After"] = str(RETRY_AFTER_SECS)
+    return response, code

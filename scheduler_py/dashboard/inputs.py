@@ -1,16 +1,33 @@
 """Checks of request parameters: a bad one raises :class:`BadRequest` naming the field, what
-was expected and what was found (the API answers 400 with them)."""
+was expected and what was found (the API answers 400 with them).
+
+What-if and apply parameters that set how long an algorithm may search are capped
+(:data:`PARAM_CAPS`; why a what-if is bounded: ``scheduler_py/dashboard/limits.py``): a value
+above its cap, infinite or not a number is a 400 naming the cap.
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from scheduler_py.algorithms import registry
 from scheduler_py.config import ConfigValueError, coerce
+from scheduler_py.dashboard.limits import MAX_JSON_DEPTH
 
 MAX_LIMIT = 10_000
 MAX_PAIRS = 1_000_000
+PARAM_CAPS: Mapping[str, float] = {
+    "seconds": 10.0,  # auto, links: search time (default 5, 2)
+    "time_limit": 10.0,  # albic, optimal: search time (default 10, 30)
+    "max_evaluations": 1_000_000,  # tdls: plans scored (default 200,000)
+    "max_rounds": 100,  # tdls: perturbation rounds (default 20)
+    "max_tries": 64,  # metis: partitionings tried (default 8)
+    "dp_budget": 10_000_000,  # optimal: dynamic-programming steps (default 1,000,000)
+    "dp_max_states": 1_000_000,  # optimal: states kept (default 200,000)
+}
+"""parameter -> the largest value a what-if or apply may ask for (any algorithm having it)"""
 
 
 class BadRequest(Exception):
@@ -45,6 +62,52 @@ def _int_arg(args: Mapping[str, str], name: str, default: int, low: int, high: i
     if not low <= value <= high:
         raise BadRequest(name, expected, raw)
     return value
+
+
+def json_body(raw: bytes, expected: str) -> Any:
+    """The JSON document of a request body (``None`` when empty); a body that is not UTF-8
+    JSON, or nests arrays and objects deeper than :data:`MAX_JSON_DEPTH`, is a
+    :class:`BadRequest` (``expected`` describes a good one)."""
+    if not raw.strip():
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadRequest("body", f"UTF-8 JSON: {expected}", raw[:40]) from None
+    depth = nesting_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        found = f"JSON nested {depth} levels deep"
+        raise BadRequest("body", f"JSON nested at most {MAX_JSON_DEPTH} levels: {expected}", found)
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        raise BadRequest("body", f"JSON: {expected}", text) from None
+
+
+def nesting_depth(text: str, stop_above: int = MAX_JSON_DEPTH) -> int:
+    """How deep arrays and objects nest in JSON ``text`` (brackets inside strings do not
+    count); counting stops once it passes ``stop_above``."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > stop_above:
+                    return deepest
+        elif char in "]}":
+            depth -= 1
+    return deepest
 
 
 def trigger_request(body: Any) -> str | None:
@@ -99,4 +162,7 @@ def _coerced(info: registry.AlgorithmInfo, params: Mapping[str, Any]) -> dict[st
             result[key] = coerce(field, value, default)
         except ConfigValueError:
             raise BadRequest(field, f"a value like the default {default!r}", value) from None
+        cap = PARAM_CAPS.get(key)
+        if cap is not None and not result[key] <= cap:  # also NaN
+            raise BadRequest(field, f"at most {cap:g} (the dashboard's cap)", value)
     return result

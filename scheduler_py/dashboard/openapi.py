@@ -9,7 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler_py import __version__
-from scheduler_py.dashboard.inputs import MAX_LIMIT, MAX_PAIRS
+from scheduler_py.dashboard.inputs import MAX_LIMIT, MAX_PAIRS, PARAM_CAPS
+from scheduler_py.dashboard.limits import (
+    MAX_BODY_BYTES,
+    MAX_JSON_DEPTH,
+    MAX_WHATIF_IN_FLIGHT,
+    WHATIF_BUDGET_SECS,
+)
 from scheduler_py.dashboard.topology_view import MAX_PAIRS as DEFAULT_PAIRS
 
 _ERROR = {"$ref": "#/components/schemas/Error"}
@@ -28,6 +34,19 @@ _ERRORS = {
     "404": _response("no such topology", _ERROR),
     "503": _response("the brain cannot be reached; what the dashboard has is included", _ERROR),
 }
+_BODY_TOO_LARGE = _response(f"the request body is over {MAX_BODY_BYTES} bytes", _ERROR)
+_WHATIF_LIMITS = {
+    "413": _BODY_TOO_LARGE,
+    "429": _response(
+        f"{MAX_WHATIF_IN_FLIGHT} what-ifs already run (header `Retry-After`: seconds)", _ERROR
+    ),
+    "504": _response(
+        f"the what-if took longer than its budget of {WHATIF_BUDGET_SECS:g}s "
+        "(header `Retry-After`)",
+        _ERROR,
+    ),
+}
+_CAPS = ", ".join(f"`{key}` <= {cap:g}" for key, cap in PARAM_CAPS.items())
 _TOPOLOGY = {
     "name": "topology",
     "in": "path",
@@ -93,6 +112,7 @@ def document() -> dict[str, Any]:
     }
     plan_responses = {"200": _response("the brain's re-plan report")} | _ERRORS
     plan_responses["409"] = apply_errors["409"]
+    plan_responses["413"] = _BODY_TOO_LARGE
     return {
         "openapi": "3.0.3",
         "info": {
@@ -131,9 +151,13 @@ def document() -> dict[str, Any]:
             "/topologies/{topology}/whatif": {
                 "post": {
                     "summary": "dry-run re-plan beside the running placement",
+                    "description": f"No credential needed, so bounded: at most "
+                    f"{MAX_WHATIF_IN_FLIGHT} at once, {WHATIF_BUDGET_SECS:g}s each, a body of "
+                    f"{MAX_BODY_BYTES} bytes nested {MAX_JSON_DEPTH} levels, and parameters "
+                    f"capped: {_CAPS}.",
                     "parameters": [_TOPOLOGY],
                     "requestBody": _PLAN_BODY,
-                    "responses": plan_responses,
+                    "responses": plan_responses | _WHATIF_LIMITS,
                 }
             },
             "/topologies/{topology}/apply": {

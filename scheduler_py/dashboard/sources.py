@@ -10,6 +10,7 @@ from typing import Any
 
 from scheduler_py.dashboard import aggregate_shape
 from scheduler_py.dashboard.cache import BrainReading, StatusCache
+from scheduler_py.dashboard.limits import WhatIfGate
 from scheduler_py.dashboard.prefetch import Prefetcher
 from scheduler_py.scheduling.dashboard_ports import (
     AggregatePort,
@@ -30,6 +31,8 @@ class Sources:
     prefetch_secs: float | None = None
     """re-read the aggregates every this many seconds off the request path
     (:mod:`scheduler_py.dashboard.prefetch`); ``None``: read them in the request"""
+    whatif: WhatIfGate = field(default_factory=WhatIfGate)
+    """the what-ifs' concurrency cap and time budget (:mod:`scheduler_py.dashboard.limits`)"""
     cache: StatusCache = field(init=False)
     _cleaned: dict[str, tuple[Any, dict[str, Any] | None]] = field(init=False)
     _prefetcher: Prefetcher | None = field(init=False)
