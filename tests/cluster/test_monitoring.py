@@ -2,8 +2,9 @@
 records into the cluster's ZooKeeper, ``scheduler-py aggregate`` (PySpark) aggregates
 them, and the brain (restarted with ``--zookeeper``) plans with the measured costs.
 
-The monitor is enabled per topology at submit (``topology.auto.task.hooks`` and the
-multilang log handler, as ``deploy/monitor.yaml`` does cluster-wide), with 5 s windows; it
+The monitor is enabled per topology at submit (``topology.metrics.reporters`` and the
+multilang log handler, as ``deploy/monitor.yaml`` does cluster-wide), in exact mode
+(``scheduler.monitor.mode=exact``: the per-tuple ``TrafficHook`` too), with 5 s windows; it
 needs ``storm-scheduler-plugin.jar`` in ``$STORM_HOME/extlib/`` (deploy/install-storm.sh).
 Contract: ``docs/monitoring-format.md``.
 """
@@ -41,6 +42,9 @@ SLIDING_S = 30
 SLIDING = f"{SLIDING_S}s"
 MONITOR_OPTIONS = (
     *LIVE_COUNTERS,
+    # exact mode (the per-tuple hooks): the pair traffic and tuple sizes checked below are
+    # exact; counts mode's records are checked in test_monitoring_counts.py
+    "scheduler.monitor.mode=exact",
     "scheduler.monitor.zk.root=" + ROOT,
 )
 USER_EDGES = {("sentences", "split"), ("split", "count")}
