@@ -24,7 +24,7 @@ from scheduler_py.bench.registry import benchmarks
 
 def test_registered():
     info = benchmarks()["monitor_overhead"]
-    assert info.paper.startswith("README: monitoring cost")
+    assert info.paper.startswith("docs/monitoring.md: monitoring cost")
     assert callable(info.run)
 
 

@@ -1,7 +1,8 @@
 """The monitoring pipeline's cost to a saturated JVM word count on a real local cluster,
-interleaved runs, workers on C2: acked tuples/s and p99 complete latency (README "Monitoring
-cost"; targets: the default monitoring costs <= 3 % of the throughput and <= 10 % of the p99
-latency, and with it the brain's word count is >= Storm RAS's with nothing of ours installed).
+interleaved runs, workers on C2: acked tuples/s and p99 complete latency (docs/monitoring.md,
+"Monitoring cost"; targets: the default monitoring costs <= 3 % of the throughput and <= 10 %
+of the p99 latency, and with it the brain's word count is >= Storm RAS's with nothing of ours
+installed).
 
 Starts two isolated local clusters (:mod:`scheduler_py.bench.local_cluster`:
 ``deploy/cluster-up.sh`` in temporary ``CLUSTER_DIR`` directories): **ours**
@@ -69,7 +70,9 @@ from scheduler_py.bench.registry import BenchOptions
 from scheduler_py.bench.report import Table, fmt, pct
 
 NAME = "monitor_overhead"
-PAPER = "README: monitoring cost (default pipeline overhead <= 3 % throughput, <= 10 % p99)"
+PAPER = (
+    "docs/monitoring.md: monitoring cost (default pipeline overhead <= 3 % throughput, <= 10 % p99)"
+)
 TARGET = 0.03
 P99_TARGET = 0.10
 ORDER, QUICK_ORDER = "ABXRRXBA" * 4, "ABXR"
