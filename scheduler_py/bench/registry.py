@@ -54,6 +54,7 @@ MODULES = (
     "roundtrip",
     "dashboard_api",
     "cluster",
+    "cluster_calibration",
 )
 """Every benchmark module (the benchmark's name is the module's)."""
 

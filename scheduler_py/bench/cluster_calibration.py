@@ -1,0 +1,235 @@
+"""The throughput model (``scheduler_py/model/throughput.py``) against every recorded
+``bench cluster`` run with a placement: predicted vs measured acked tuples/s, and the model's
+constants fitted to them.
+
+Every run of ``docs/emulated-network/*/cluster.json`` (and ``bench-results/cluster.json``) that
+recorded where Nimbus put its executors (``runs[].placement``) is one sample: the JVM
+topology as :func:`scheduler_py.bench.cluster_links.model_topology` describes it, on the
+emulated hosts of its file (CPU quota, rack, ``host_mbit``, ``interrack_mbit``), its payload
+and per-tuple CPU from its conf (``bench.payload.bytes``, ``bench.cpu.micros``), load-aware
+messaging as it ran. :func:`errors` predicts each; :func:`fit` searches the constants that
+minimise the root-mean-square log error (Nelder-Mead on the logarithms, from the shipped
+:data:`~scheduler_py.model.throughput.DEFAULT_CONSTANTS`). ``scheduler-py bench
+cluster_calibration`` prints the error per topology × scheduler with the shipped constants and
+with the fitted ones, and writes ``cluster_calibration.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import astuple, dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from scheduler_py.bench.cluster_links import model_topology
+from scheduler_py.bench.registry import BenchOptions
+from scheduler_py.bench.report import Table, write_json
+from scheduler_py.model.throughput import (
+    DEFAULT_CONSTANTS,
+    Constants,
+    ThroughputInputs,
+    throughput,
+)
+from scheduler_py.model.types import Node, Placement, Problem
+
+PAPER = "issue 33: the throughput model calibrated on the emulated-network runs"
+
+SOURCES = ("docs/emulated-network", "bench-results")
+"""Where ``cluster.json`` files are looked for (recursively)."""
+
+FITTED = ("remote_cpu", "ack_cpu", "framing_bytes", "ack_bytes", "worker_cpu")
+"""The constants :func:`fit` moves. The link efficiency stays (it and the framing are one
+degree of freedom on these runs), and so does the CPU per tuple handled in a worker: every
+recorded run sends most tuples between workers, so the fit drives it to zero, which would
+make a plan that keeps everything in one worker infinitely fast."""
+
+
+JVM_SPOUT_PENDING = 1000
+"""``topology.max.spout.pending`` of the JVM topologies when a run's conf does not set it
+(``topologies/README.md``, "JVM topologies")."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One recorded run as the model sees it."""
+
+    source: str
+    topology: str
+    scheduler: str
+    loadaware: bool
+    measured: float
+    problem: Problem
+    placement: Placement
+    inputs: ThroughputInputs
+
+
+def samples_of(path: Path) -> list[Sample]:
+    """The runs of one ``cluster.json`` that recorded a placement on emulated hosts."""
+    document = json.loads(path.read_text())
+    hosts = document.get("emulated_hosts")
+    if isinstance(hosts, str) or not isinstance(hosts, Mapping) or not hosts.get("hosts"):
+        return []
+    host_of = {h["address"]: h["name"] for h in hosts["hosts"]}
+    nodes = tuple(
+        Node(h["name"], float(h.get("cpu_cores", 1.0)) * 100.0, slots=4, rack=h["rack"])
+        for h in hosts["hosts"]
+    )
+    host_bytes = float(hosts.get("host_mbit", 100.0)) * 1e6 / 8
+    rack_bytes = float(hosts.get("interrack_mbit", 0.0)) * 1e6 / 8 or None
+    result = []
+    for run in document.get("runs", []):
+        placement = run.get("placement")
+        topology = model_topology(str(run.get("topology", "")))
+        if not placement or topology is None or not run.get("throughput"):
+            continue
+        node_of: dict[str, str] = {}
+        worker_of: dict[str, int] = {}
+        for component in topology.components:
+            for index, slot in enumerate(placement.get(component.id) or []):
+                address, _, port = slot.rpartition(":")
+                if address in host_of:
+                    node_of[f"{component.id}#{index}"] = host_of[address]
+                    worker_of[f"{component.id}#{index}"] = int(port)
+        if len(node_of) != len(topology.executors):
+            continue
+        conf = run.get("conf") or {}
+        micros = float(conf.get("bench.cpu.micros", 0) or 0)
+        work = {c.id: micros * 1e-6 for c in topology.components if not c.is_system}
+        pending = conf.get("topology.max.spout.pending", JVM_SPOUT_PENDING)
+        spouts = sum(c.parallelism for c in topology.components if c.is_spout)
+        inputs = ThroughputInputs(
+            loadaware=bool(run.get("loadaware", True)),
+            payload_bytes=float(conf.get("bench.payload.bytes", 8192)),
+            work_seconds=work,
+            host_bandwidth=host_bytes,
+            rack_bandwidth=rack_bytes,
+            in_flight=float(pending) * spouts if pending else None,
+            receive_buffer=int(conf.get("topology.executor.receive.buffer.size", 32768)),
+        )
+        result.append(
+            Sample(
+                str(path.parent),
+                str(run["topology"]),
+                str(run["scheduler"]),
+                inputs.loadaware,
+                float(run["throughput"]),
+                Problem(nodes, topology),
+                Placement(topology.id, node_of, worker_of=worker_of),
+                inputs,
+            )
+        )
+    return result
+
+
+def all_samples(roots: Iterable[str] = SOURCES) -> list[Sample]:
+    found: list[Sample] = []
+    for root in roots:
+        for path in sorted(Path(root).rglob("cluster.json")):
+            found.extend(samples_of(path))
+    return found
+
+
+def errors(samples: Sequence[Sample], constants: Constants) -> list[tuple[Sample, float, str]]:
+    """Per sample: predicted / measured − 1 and the predicted bottleneck."""
+    result = []
+    for sample in samples:
+        predicted = throughput(
+            sample.problem, sample.placement, replace(sample.inputs, constants=constants)
+        )
+        result.append((sample, predicted.rate / sample.measured - 1.0, predicted.bottleneck))
+    return result
+
+
+def rms_log_error(samples: Sequence[Sample], constants: Constants) -> float:
+    values = [math.log1p(e) for _, e, _ in errors(samples, constants)]
+    return math.sqrt(sum(v * v for v in values) / len(values)) if values else 0.0
+
+
+def fit(samples: Sequence[Sample], start: Constants = DEFAULT_CONSTANTS) -> Constants:
+    """The constants :data:`FITTED` that minimise :func:`rms_log_error` (Nelder-Mead on
+    their logarithms, the rest as in ``start``)."""
+    from scipy.optimize import minimize
+
+    names = [f.name for f in fields(Constants)]
+    base = dict(zip(names, astuple(start), strict=True))
+
+    def constants_of(x: Sequence[float]) -> Constants:
+        return Constants(**(base | {n: math.exp(v) for n, v in zip(FITTED, x, strict=True)}))
+
+    x0 = [math.log(max(base[n], 1e-9)) for n in FITTED]
+    best = minimize(
+        lambda x: rms_log_error(samples, constants_of(x)),
+        x0,
+        method="Nelder-Mead",
+        options={"maxfev": 600, "xatol": 1e-3, "fatol": 1e-5},
+    )
+    return constants_of(best.x)
+
+
+def _rows(found: Sequence[tuple[Sample, float, str]]) -> list[list[Any]]:
+    groups: dict[tuple[str, str, bool], list[tuple[float, str]]] = {}
+    for sample, error, bottleneck in found:
+        key = (sample.topology, sample.scheduler, sample.loadaware)
+        groups.setdefault(key, []).append((error, bottleneck))
+    rows = []
+    for (topology, scheduler, loadaware), values in sorted(groups.items()):
+        errs = [e for e, _ in values]
+        rows.append(
+            [
+                topology,
+                scheduler,
+                "on" if loadaware else "off",
+                len(errs),
+                f"{statistics.median(errs):+.0%}",
+                f"{min(errs):+.0%} … {max(errs):+.0%}",
+                values[0][1],
+            ]
+        )
+    return rows
+
+
+def summary(found: Sequence[tuple[Sample, float, str]]) -> dict[str, float]:
+    errs = [abs(e) for _, e, _ in found]
+    if not errs:
+        return {}
+    return {
+        "runs": len(errs),
+        "median_abs_error": statistics.median(errs),
+        "max_abs_error": max(errs),
+        "within_15pct": sum(1 for e in errs if e <= 0.15) / len(errs),
+    }
+
+
+def print_table(caption: str, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    table = Table(header, caption)
+    for row in rows:
+        table.add(*row)
+    table.print()
+
+
+def run(options: BenchOptions) -> None:
+    roots = options.extra.get("sources", ",".join(SOURCES)).split(",")
+    samples = all_samples(roots)
+    if not samples:
+        print(f"no run with a recorded placement under {', '.join(roots)}")
+        return
+    shipped = errors(samples, DEFAULT_CONSTANTS)
+    header = ["topology", "scheduler", "LA", "runs", "error median", "range", "bottleneck"]
+    print_table(
+        "Throughput model, shipped constants: predicted / measured − 1", header, _rows(shipped)
+    )
+    result: dict[str, Any] = {
+        "shipped": {"constants": DEFAULT_CONSTANTS.__dict__, "error": summary(shipped)},
+    }
+    print("shipped constants:", summary(shipped))
+    if options.extra.get("fit", "yes") != "no":
+        fitted = fit(samples)
+        found = errors(samples, fitted)
+        print_table("Fitted constants", header, _rows(found))
+        print("fitted constants:", fitted)
+        print("fitted error:", summary(found))
+        result["fitted"] = {"constants": fitted.__dict__, "error": summary(found)}
+    write_json(options.output_dir / "cluster_calibration.json", result)

@@ -1,0 +1,432 @@
+"""The sustainable spout rate of a placement and the resource that limits it (a bottleneck
+model of how Storm routes; ``docs/algorithms/throughput-model.md``).
+
+With acking a spout keeps ``topology.max.spout.pending`` tuples in flight, so in steady state
+the topology runs as fast as its busiest resource lets it (``README.md``, "Evaluation on an
+emulated network": throughput × the busiest routed link was constant within ±10 % over every
+scheduler's placement). The model follows one *round* — every spout executor emits one tuple
+— through the placement, edge by edge in topological order, routed as Storm routes it:
+
+* shuffle-like groupings (``shuffle``, ``local_or_shuffle``, ``none``) with load-aware
+  messaging on go to the targets in the narrowest non-empty scope of the sender (its worker,
+  its host, its rack, anywhere; Storm 2.8 ``LoadAwareShuffleGrouping``, and
+  :mod:`scheduler_py.model.loadaware`); with it off (``topology.disable.loadaware.messaging``)
+  evenly to every target;
+* ``all`` sends one copy to every target, ``global`` to the target with the lowest task
+  (index 0), ``fields``, ``direct`` and custom groupings split evenly;
+* a bolt emits on each edge what reaches it times the edge's gain (the declared flows of
+  :func:`~scheduler_py.model.flows.flows`; measured pair traffic where there is some).
+
+Each resource accumulates what one round puts on it: a host's CPU the seconds of its
+executors' per-tuple work (:attr:`ThroughputInputs.work_seconds`) plus Storm's own cost per
+tuple handled, per tuple serialised or deserialised between workers and per ack handled by an
+acker (:class:`Constants`); a host's link out and in, and a rack's uplink out and in, the bytes
+of the tuples and acks that cross it (payload plus framing). The rate is
+``min(capacity / load)`` over every resource, in spout tuples per second.
+
+**Widening under overload.** Storm widens a load-aware sender's scope when its targets'
+receive queues pass ``topology.localityaware.higher.bound`` (0.8 by default) of
+``topology.executor.receive.buffer.size`` (32,768), and then splits by load over the wider
+scope. A queue can only fill that far when enough tuples are in flight: with
+``topology.max.spout.pending`` set, an executor's queue holds at most the in-flight spout
+tuples times what it handles per spout tuple, so on the emulated runs (1,000 pending per spout
+executor) no queue ever reached the bound and the strict scopes held — `rstorm`'s Diamond-CPU
+plan ran at half RAS's rate with one rack's copies idle (``README.md``). Where the queues can
+reach the bound, the model widens to a fixed point: while the bottleneck is a host's CPU that
+receives scope-restricted shuffles, the senders feeding it widen to the next scope with more
+targets, kept when it raises the rate (:data:`MAX_WIDENINGS` steps at most).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from scheduler_py.model.flows import component_order, flows
+from scheduler_py.model.types import Placement, Problem, Topology
+
+ACKER = "__acker"
+"""Storm's acker component id."""
+
+SHUFFLE_LIKE = frozenset({"shuffle", "local_or_shuffle", "none"})
+"""Groupings Storm routes through ``LoadAwareShuffleGrouping`` when load-aware messaging is on
+(the same set as :data:`scheduler_py.model.loadaware.SHUFFLE_LIKE`)."""
+
+SCOPES = ("worker", "host", "rack", "everything")
+"""``LoadAwareShuffleGrouping``'s locality scopes, narrowest first."""
+
+MAX_WIDENINGS = 4
+"""Widening steps the fixed point tries at most (one per scope level and a margin)."""
+
+
+@dataclass(frozen=True)
+class Constants:
+    """Storm's own costs, calibrated on the emulated-network runs
+    (``scheduler-py bench cluster_calibration``; ``docs/algorithms/throughput-model.md``).
+
+    CPU in seconds of one reference core, sizes in bytes."""
+
+    tuple_cpu: float = 5e-6
+    """per tuple an executor handles (receive, execute's bookkeeping, emit); not fitted: every
+    recorded run sends most tuples between workers, and the fit drives it to zero"""
+    remote_cpu: float = 62e-6
+    """per tuple that crosses workers, at each end (serialise, Netty, deserialise)"""
+    ack_cpu: float = 14e-6
+    """per ack message an acker handles (init, each bolt's ack, the completion)"""
+    framing_bytes: float = 1.0
+    """per tuple crossing hosts beyond the payload (what is left of Storm's header once
+    :attr:`link_efficiency` takes the TCP/IP overhead)"""
+    ack_bytes: float = 71.0
+    """per ack message crossing hosts"""
+    worker_cpu: float = 0.008
+    """cores a worker uses whatever its load (heartbeats, metrics, GC)"""
+    link_efficiency: float = 0.95
+    """share of a link's nominal bandwidth tuples can use (not fitted: one degree of freedom
+    with :attr:`framing_bytes` on these runs)"""
+
+
+DEFAULT_CONSTANTS = Constants()
+
+
+@dataclass(frozen=True)
+class ThroughputInputs:
+    """What the model needs beyond the problem and the placement.
+
+    ``work_seconds``: per component, CPU seconds of its own work per tuple it handles
+    (measured where the topology has measured costs, see :func:`measured_work_seconds`; what
+    the caller declares otherwise; 0 when unknown). ``host_bandwidth``: bytes/s of each host's
+    link each way (a node's ``bandwidth`` when it has one); ``rack_bandwidth``: bytes/s of
+    each rack's uplink each way (``None``: racks are not a limit)."""
+
+    loadaware: bool = True
+    payload_bytes: float = 1024.0
+    work_seconds: Mapping[str, float] = field(default_factory=dict)
+    host_bandwidth: float = 125e6
+    rack_bandwidth: float | None = None
+    acking: bool = True
+    in_flight: float | None = None
+    """spout tuples in flight at most (``topology.max.spout.pending`` × spout executors);
+    ``None``: unbounded (Storm's default)"""
+    receive_buffer: int = 32768
+    """``topology.executor.receive.buffer.size``"""
+    higher_bound: float = 0.8
+    """``topology.localityaware.higher.bound``"""
+    constants: Constants = DEFAULT_CONSTANTS
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """The model's answer: ``rate`` spout tuples/s, limited by ``bottleneck`` (``"h1 cpu"``,
+    ``"h1 out"``, ``"/rack-1 in"``, …); ``loads``: per resource, its utilisation at ``rate``
+    (the bottleneck's is 1); ``widened``: widening steps the fixed point kept."""
+
+    rate: float
+    bottleneck: str
+    loads: Mapping[str, float]
+    widened: int = 0
+
+    def summary(self) -> dict[str, float | str]:
+        return {"predicted_throughput": self.rate, "bottleneck": self.bottleneck}
+
+
+def measured_work_seconds(topology: Topology) -> dict[str, float]:
+    """Per component, the measured CPU seconds per tuple it handles: its executors' measured
+    CPU (% of a core) over the tuples/s they receive (emit, for a spout) in the measured pair
+    traffic — only where both were measured (pair traffic in tuples/s)."""
+    if not topology.executor_cpu or not topology.pair_traffic:
+        return {}
+    component = {e.id: e.component for e in topology.executors}
+    received: dict[str, float] = defaultdict(float)
+    sent: dict[str, float] = defaultdict(float)
+    for src, dst, rate in topology.pair_traffics():
+        received[component.get(dst, "")] += rate
+        sent[component.get(src, "")] += rate
+    cpu: dict[str, float] = defaultdict(float)
+    for eid, percent in topology.executor_cpu.items():
+        if eid in component:
+            cpu[component[eid]] += percent / 100.0
+    result = {}
+    for comp, cores in cpu.items():
+        spout = topology.component_by_id[comp].is_spout
+        tuples = sent[comp] if spout else received[comp]
+        if tuples > 0:
+            result[comp] = cores / tuples
+    return result
+
+
+class _Round:
+    """One round routed through a placement, with per-sender scope levels."""
+
+    def __init__(self, problem: Problem, placement: Placement, inputs: ThroughputInputs):
+        self.problem = problem
+        self.topology = problem.topology
+        self.placement = placement
+        self.inputs = inputs
+        self.node_of = placement.node_of
+        nodes = problem.node_by_id
+        self.rack_of = {n: nodes[n].rack if n in nodes else "" for n in set(self.node_of.values())}
+        self.order = component_order(self.topology)
+        self.gain = _gains(self.topology, self.order)
+        self.edges = [
+            e
+            for e in self.topology.merged_edges
+            if not self.topology.component_by_id[e.target].is_system
+            and not self.topology.component_by_id[e.source].is_system
+        ]
+        self.level: dict[tuple[str, str, str], int] = {}
+        """(source component, target component, sender worker) -> scope level"""
+
+    def _scope_key(self, executor: str, scope: str) -> object:
+        node = self.node_of.get(executor)
+        if scope == "worker":
+            return self.placement.worker_key(executor)
+        if scope == "host":
+            return node
+        if scope == "rack":
+            return self.rack_of.get(node or "")
+        return None
+
+    def targets_in_scope(
+        self, source: str, targets: list[str], level: int
+    ) -> tuple[list[str], int]:
+        """The targets of the narrowest non-empty scope at or above ``level``, and its level."""
+        for index in range(level, len(SCOPES)):
+            scope = SCOPES[index]
+            if scope == "everything":
+                return targets, index
+            key = self._scope_key(source, scope)
+            chosen = [t for t in targets if self._scope_key(t, scope) == key]
+            if chosen:
+                return chosen, index
+        return targets, len(SCOPES) - 1
+
+    def route(self) -> tuple[dict[str, float], list[tuple[str, str, float]], dict[tuple, list]]:
+        """``(tuples each executor handles, [(sender, receiver, tuples)], restricted routes)``;
+        a restricted route is ``(edge, sender worker) -> chosen targets`` below everything."""
+        topology, loadaware = self.topology, self.inputs.loadaware
+        handled: dict[str, float] = defaultdict(float)
+        emits: list[tuple[str, str, float]] = []
+        restricted: dict[tuple, list[str]] = {}
+        for component in self.order:
+            spout = topology.component_by_id[component].is_spout
+            sources = [e.id for e in topology.executors_of(component) if e.id in self.node_of]
+            if spout:
+                for source in sources:
+                    handled[source] += 1.0
+            for edge in (e for e in self.edges if e.source == component):
+                targets = [t.id for t in topology.executors_of(edge.target) if t.id in self.node_of]
+                if not targets:
+                    continue
+                gain = self.gain.get((edge.source, edge.target), 1.0)
+                for source in sources:
+                    amount = handled[source] * gain
+                    if amount <= 0:
+                        continue
+                    if edge.grouping == "all":
+                        chosen, share = targets, amount
+                    elif edge.grouping == "global":
+                        chosen, share = targets[:1], amount
+                    elif loadaware and edge.grouping in SHUFFLE_LIKE:
+                        key = (edge.source, edge.target, self.placement.worker_key(source))
+                        chosen, level = self.targets_in_scope(
+                            source, targets, self.level.get(key, 0)
+                        )
+                        if level < len(SCOPES) - 1:
+                            restricted[key] = chosen
+                        share = amount / len(chosen)
+                    else:
+                        chosen, share = targets, amount / len(targets)
+                    for target in chosen:
+                        handled[target] += share
+                        emits.append((source, target, share))
+        return handled, emits, restricted
+
+
+def _gains(topology: Topology, order: list[str]) -> dict[tuple[str, str], float]:
+    """Per user edge, the tuples it carries per tuple its source handles (a spout: emits)."""
+    edge_flows = flows(topology)
+    by_id = topology.component_by_id
+    reaching: dict[str, float] = defaultdict(float)
+    for (_, target), flow in edge_flows.items():
+        reaching[target] += flow
+    gains: dict[tuple[str, str], float] = {}
+    for component in order:
+        out = {k: v for k, v in edge_flows.items() if k[0] == component}
+        if not out:
+            continue
+        if by_id[component].is_spout:
+            base = by_id[component].parallelism if not topology.has_measured_traffic else 0.0
+            base = base or max(out.values())
+        else:
+            base = reaching[component]
+        for key, flow in out.items():
+            copies = by_id[key[1]].parallelism if _grouping(topology, key) == "all" else 1
+            gains[key] = flow / (base * copies) if base > 0 else 1.0
+    return gains
+
+
+def _grouping(topology: Topology, key: tuple[str, str]) -> str:
+    for edge in topology.merged_edges:
+        if (edge.source, edge.target) == key:
+            return edge.grouping
+    return "shuffle"
+
+
+def _loads(state: _Round) -> tuple[dict[str, float], dict[str, float]]:
+    """Per resource, what one round puts on it and its capacity."""
+    inputs, constants = state.inputs, state.inputs.constants
+    topology, node_of, rack_of = state.topology, state.node_of, state.rack_of
+    handled, emits, _ = state.route()
+    load: dict[str, float] = defaultdict(float)
+    component = {e.id: e.component for e in topology.executors}
+    for executor, tuples in handled.items():
+        work = inputs.work_seconds.get(component[executor], 0.0)
+        load[f"{node_of[executor]} cpu"] += tuples * (work + constants.tuple_cpu)
+    tuple_bytes = inputs.payload_bytes + constants.framing_bytes
+    worker = state.placement.worker_key
+    for sender, receiver, tuples in emits:
+        if worker(sender) != worker(receiver):
+            load[f"{node_of[sender]} cpu"] += tuples * constants.remote_cpu
+            load[f"{node_of[receiver]} cpu"] += tuples * constants.remote_cpu
+        _cross(load, node_of[sender], node_of[receiver], rack_of, tuples * tuple_bytes)
+    ackers = [e.id for e in topology.executors if e.component == ACKER and e.id in node_of]
+    if inputs.acking and ackers:
+        _acks(state, handled, ackers, load)
+    nodes = state.problem.node_by_id
+    workers_on: dict[str, int] = defaultdict(int)
+    for node, _ in {worker(e) for e in node_of}:
+        workers_on[node] += 1
+    capacity: dict[str, float] = {}
+    link = inputs.host_bandwidth * constants.link_efficiency
+    for node in set(node_of.values()):
+        known = nodes.get(node)
+        cores = (known.cpu * (known.speed if known else 1.0) / 100.0) if known else 1.0
+        capacity[f"{node} cpu"] = max(1e-6, cores - constants.worker_cpu * workers_on[node])
+        own = known.bandwidth if known is not None and known.bandwidth else None
+        host_link = own * constants.link_efficiency if own else link
+        capacity[f"{node} out"] = capacity[f"{node} in"] = host_link
+    if inputs.rack_bandwidth:
+        for rack in set(rack_of.values()):
+            uplink = inputs.rack_bandwidth * constants.link_efficiency
+            capacity[f"{rack} out"] = capacity[f"{rack} in"] = uplink
+    return dict(load), capacity
+
+
+def _acks(
+    state: _Round, handled: Mapping[str, float], ackers: list[str], load: dict[str, float]
+) -> None:
+    """Storm's acking: a spout sends one init per tuple and receives one completion; every
+    bolt executor sends one ack per tuple it handles; each goes to an acker chosen by the
+    tuple's id (uniformly over the ackers)."""
+    constants, node_of, rack_of = state.inputs.constants, state.node_of, state.rack_of
+    by_id = state.topology.component_by_id
+    component = {e.id: e.component for e in state.topology.executors}
+    share = 1.0 / len(ackers)
+    for executor, tuples in handled.items():
+        info = by_id[component[executor]]
+        if info.is_system:
+            continue
+        messages = 2.0 * tuples if info.is_spout else tuples
+        for acker in ackers:
+            load[f"{node_of[acker]} cpu"] += messages * share * constants.ack_cpu
+            size = tuples * share * constants.ack_bytes
+            _cross(load, node_of[executor], node_of[acker], rack_of, size)
+            if info.is_spout:  # the completion goes back to the spout
+                _cross(load, node_of[acker], node_of[executor], rack_of, size)
+
+
+def _cross(
+    load: dict[str, float], sender: str, receiver: str, rack_of: Mapping[str, str], size: float
+) -> None:
+    if sender == receiver:
+        return
+    load[f"{sender} out"] += size
+    load[f"{receiver} in"] += size
+    if rack_of.get(sender) != rack_of.get(receiver):
+        load[f"{rack_of.get(sender)} out"] += size
+        load[f"{rack_of.get(receiver)} in"] += size
+
+
+def _rate(load: Mapping[str, float], capacity: Mapping[str, float]) -> tuple[float, str]:
+    best, name = math.inf, ""
+    for resource in sorted(load):
+        if resource in capacity and load[resource] > 0:
+            rounds = capacity[resource] / load[resource]
+            if rounds < best:
+                best, name = rounds, resource
+    return best, name
+
+
+def throughput(
+    problem: Problem, placement: Placement, inputs: ThroughputInputs | None = None
+) -> Throughput:
+    """The placement's sustainable spout rate (spout tuples/s) and its bottleneck resource."""
+    inputs = inputs or ThroughputInputs()
+    state = _Round(problem, placement, inputs)
+    spouts = sum(
+        1
+        for e in problem.topology.executors
+        if problem.topology.component_by_id[e.component].is_spout and e.id in state.node_of
+    )
+    load, capacity = _loads(state)
+    rounds, bottleneck = _rate(load, capacity)
+    widened = 0
+    if inputs.loadaware and _queues_can_fill(state, inputs, spouts):
+        for _ in range(MAX_WIDENINGS):
+            if not bottleneck.endswith(" cpu"):
+                break
+            previous = dict(state.level)
+            if not _widen(state, bottleneck.removesuffix(" cpu")):
+                break
+            trial_load, trial_capacity = _loads(state)
+            trial_rounds, trial_bottleneck = _rate(trial_load, trial_capacity)
+            if trial_rounds <= rounds * (1 + 1e-9):
+                state.level = previous
+                break
+            load, rounds, bottleneck, widened = (
+                trial_load,
+                trial_rounds,
+                trial_bottleneck,
+                widened + 1,
+            )
+    if math.isinf(rounds):
+        return Throughput(math.inf, "", {}, widened)
+    utilisation = {r: load[r] * rounds / capacity[r] for r in sorted(load) if r in capacity}
+    return Throughput(rounds * max(spouts, 1), bottleneck, utilisation, widened)
+
+
+def _queues_can_fill(state: _Round, inputs: ThroughputInputs, spouts: int) -> bool:
+    """Whether some executor's receive queue can pass the higher bound: the in-flight spout
+    tuples times the most an executor handles per spout tuple reach ``higher_bound`` ×
+    ``receive_buffer`` (always, with no bound on the tuples in flight)."""
+    if inputs.in_flight is None:
+        return True
+    handled, _, _ = state.route()
+    most = max(handled.values(), default=0.0) / max(spouts, 1)
+    return inputs.in_flight * most >= inputs.higher_bound * inputs.receive_buffer
+
+
+def _widen(state: _Round, host: str) -> bool:
+    """Widen every restricted load-aware route whose chosen targets include an executor on
+    ``host`` to the next scope that holds more targets; whether any was widened."""
+    _, _, restricted = state.route()
+    changed = False
+    for key, chosen in restricted.items():
+        if not any(state.node_of[t] == host for t in chosen):
+            continue
+        source = next(
+            e.id
+            for e in state.topology.executors_of(key[0])
+            if e.id in state.node_of and state.placement.worker_key(e.id) == key[2]
+        )
+        targets = [t.id for t in state.topology.executors_of(key[1]) if t.id in state.node_of]
+        _, level = state.targets_in_scope(source, targets, state.level.get(key, 0))
+        for wider in range(level + 1, len(SCOPES)):
+            more, reached = state.targets_in_scope(source, targets, wider)
+            if len(more) > len(chosen):
+                state.level[key] = reached
+                changed = True
+                break
+    return changed

@@ -1,0 +1,195 @@
+"""The throughput model (``scheduler_py/model/throughput.py``) on hand-computed vectors."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from scheduler_py.model.throughput import (
+    Constants,
+    ThroughputInputs,
+    measured_work_seconds,
+    throughput,
+)
+from scheduler_py.model.types import Component, Edge, Node, Placement, Problem, Topology
+
+BARE = Constants(
+    tuple_cpu=1e-3,
+    remote_cpu=0.0,
+    ack_cpu=0.0,
+    framing_bytes=0.0,
+    ack_bytes=0.0,
+    worker_cpu=0.0,
+    link_efficiency=1.0,
+)
+"""1 ms of CPU per tuple handled and nothing else: every number below is countable by hand."""
+
+
+def _problem(
+    bolts: int, grouping: str = "shuffle", racks: tuple[str, ...] = ("r", "r", "r")
+) -> Problem:
+    nodes = tuple(Node(n, 100.0, rack=r) for n, r in zip(("A", "B", "C"), racks, strict=True))
+    topology = Topology(
+        "t",
+        (Component("spout", 1, 10, is_spout=True), Component("bolt", bolts, 10)),
+        (Edge("spout", "bolt", 1.0, grouping),),
+    )
+    return Problem(nodes, topology)
+
+
+def _inputs(**changes: object) -> ThroughputInputs:
+    base = {"payload_bytes": 1000.0, "host_bandwidth": 1e6, "constants": BARE}
+    return ThroughputInputs(**(base | changes))  # type: ignore[arg-type]
+
+
+def test_link_bound_pipeline() -> None:
+    # spout on A, bolt on B: per round A and B spend 1 ms (1,000 rounds/s), A's link out and
+    # B's link in carry 1,000 bytes: 500,000 B/s allows 500 rounds/s
+    problem = _problem(1)
+    placement = Placement("t", {"spout#0": "A", "bolt#0": "B"})
+    result = throughput(problem, placement, _inputs(host_bandwidth=5e5))
+    assert result.rate == pytest.approx(500.0)
+    assert result.bottleneck == "A out"
+    assert result.loads["B in"] == pytest.approx(1.0)
+    assert result.loads["A cpu"] == pytest.approx(0.5)
+
+
+def test_cpu_bound_pipeline() -> None:
+    # both on A: 2 ms per round on one core -> 500 rounds/s, nothing crosses
+    placement = Placement("t", {"spout#0": "A", "bolt#0": "A"})
+    result = throughput(_problem(1), placement, _inputs())
+    assert result.rate == pytest.approx(500.0)
+    assert result.bottleneck == "A cpu"
+
+
+def test_loadaware_keeps_the_local_target_when_queues_cannot_fill() -> None:
+    # bolt#0 on A with the spout, bolt#1 on B: the strict scope sends every tuple to
+    # bolt#0, A spends 2 ms per round -> 500/s; 1,000 tuples in flight never fill 80 % of a
+    # 32,768-tuple queue, so Storm does not widen
+    placement = Placement("t", {"spout#0": "A", "bolt#0": "A", "bolt#1": "B"})
+    result = throughput(_problem(2), placement, _inputs(in_flight=1000.0))
+    assert result.rate == pytest.approx(500.0)
+    assert result.bottleneck == "A cpu"
+    assert result.widened == 0
+    assert "B cpu" not in result.loads
+
+
+def test_loadaware_widens_under_overload() -> None:
+    # unbounded in-flight tuples: A's queue fills, the scope widens to the rack and the
+    # shuffle splits evenly: A 1.5 ms, B 0.5 ms per round -> 666.7/s, 500 bytes cross
+    placement = Placement("t", {"spout#0": "A", "bolt#0": "A", "bolt#1": "B"})
+    result = throughput(_problem(2), placement, _inputs())
+    assert result.rate == pytest.approx(1000.0 / 1.5)
+    assert result.bottleneck == "A cpu"
+    assert result.widened == 1
+    assert result.loads["A out"] == pytest.approx(500.0 * (1000.0 / 1.5) / 1e6)
+
+
+def test_uniform_split_when_loadaware_is_off() -> None:
+    placement = Placement("t", {"spout#0": "A", "bolt#0": "A", "bolt#1": "B"})
+    result = throughput(_problem(2), placement, _inputs(loadaware=False, in_flight=1000.0))
+    assert result.rate == pytest.approx(1000.0 / 1.5)
+    assert result.widened == 0
+
+
+def test_all_grouping_copies_and_fields_split() -> None:
+    # all: bolt#0 on B and bolt#1 on C each receive every tuple: A sends 2,000 bytes/round
+    placement = Placement("t", {"spout#0": "A", "bolt#0": "B", "bolt#1": "C"})
+    copies = throughput(_problem(2, "all"), placement, _inputs(host_bandwidth=1e6))
+    assert copies.rate == pytest.approx(500.0)
+    assert copies.bottleneck == "A out"
+    # fields: split evenly, 1,000 bytes/round leave A; CPU 1 ms on A bounds at 1,000/s
+    split = throughput(_problem(2, "fields"), placement, _inputs(host_bandwidth=1e6))
+    assert split.rate == pytest.approx(1000.0)
+
+
+def test_rack_uplink() -> None:
+    # A in rack r1, B in rack r2: the tuple crosses r1's uplink (200,000 B/s) -> 200/s
+    problem = _problem(1, racks=("r1", "r2", "r2"))
+    placement = Placement("t", {"spout#0": "A", "bolt#0": "B"})
+    result = throughput(problem, placement, _inputs(rack_bandwidth=2e5))
+    assert result.rate == pytest.approx(200.0)
+    assert result.bottleneck == "r1 out"
+
+
+def test_acking_costs() -> None:
+    # spout on A, bolt and acker on B; 1 ms per ack, 100 bytes per ack message, no tuple CPU:
+    # B handles 3 acks per round (init, the bolt's ack, the completion) -> 333.3/s;
+    # A sends 1,000 + 100 bytes and receives the 100-byte completion
+    nodes = (Node("A", 100.0), Node("B", 100.0))
+    topology = Topology(
+        "t",
+        (
+            Component("spout", 1, 10, is_spout=True),
+            Component("bolt", 1, 10),
+            Component("__acker", 1, 10, is_system=True),
+        ),
+        (Edge("spout", "bolt", 1.0), Edge("spout", "__acker", 1.0), Edge("bolt", "__acker", 1.0)),
+    )
+    placement = Placement("t", {"spout#0": "A", "bolt#0": "B", "__acker#0": "B"})
+    constants = Constants(0.0, 0.0, 1e-3, 0.0, 100.0, 0.0, 1.0)
+    result = throughput(Problem(nodes, topology), placement, _inputs(constants=constants))
+    assert result.rate == pytest.approx(1000.0 / 3)
+    assert result.bottleneck == "B cpu"
+    assert result.loads["A out"] == pytest.approx(1100.0 * (1000.0 / 3) / 1e6)
+    assert result.loads["A in"] == pytest.approx(100.0 * (1000.0 / 3) / 1e6)
+
+
+def test_work_and_worker_overhead_and_spout_count() -> None:
+    # two spout executors on A and B, each feeding its local bolt: per round each host
+    # spends 2 × (1 ms + 3 ms work); 0.2 of each core goes to the worker -> 0.8 / 8 ms =
+    # 100 rounds/s, 2 spout tuples per round -> 200 spout tuples/s
+    nodes = (Node("A", 100.0), Node("B", 100.0))
+    topology = Topology(
+        "t",
+        (Component("spout", 2, 10, is_spout=True), Component("bolt", 2, 10)),
+        (Edge("spout", "bolt", 1.0),),
+    )
+    placement = Placement("t", {"spout#0": "A", "bolt#0": "A", "spout#1": "B", "bolt#1": "B"})
+    constants = Constants(1e-3, 0.0, 0.0, 0.0, 0.0, 0.2, 1.0)
+    inputs = _inputs(constants=constants, work_seconds={"spout": 3e-3, "bolt": 3e-3})
+    result = throughput(Problem(nodes, topology), placement, inputs)
+    assert result.rate == pytest.approx(200.0)
+
+
+def test_remote_cpu_counts_at_both_ends() -> None:
+    placement = Placement("t", {"spout#0": "A", "bolt#0": "B"})
+    constants = Constants(0.0, 1e-3, 0.0, 0.0, 0.0, 0.0, 1.0)
+    result = throughput(_problem(1), placement, _inputs(constants=constants))
+    assert result.rate == pytest.approx(1000.0)
+    assert result.loads["A cpu"] == pytest.approx(1.0)
+    assert result.loads["B cpu"] == pytest.approx(1.0)
+
+
+def test_no_load_is_unbounded() -> None:
+    placement = Placement("t", {"spout#0": "A", "bolt#0": "A"})
+    free = Constants(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+    result = throughput(_problem(1), placement, _inputs(constants=free))
+    assert math.isinf(result.rate)
+    assert result.bottleneck == ""
+
+
+def test_measured_work_seconds() -> None:
+    # the bolt's executor used 20 % of a core receiving 400 tuples/s: 0.5 ms per tuple
+    topology = Topology(
+        "t",
+        (Component("spout", 1, 10, is_spout=True), Component("bolt", 1, 10)),
+        (Edge("spout", "bolt", 1.0),),
+        executor_cpu={"bolt#0": 20.0, "spout#0": 4.0},
+        pair_traffic={("spout#0", "bolt#0"): 400.0},
+    )
+    assert measured_work_seconds(topology) == pytest.approx({"bolt": 5e-4, "spout": 1e-4})
+
+
+def test_shipped_constants_on_the_recorded_runs() -> None:
+    # every recorded emulated-network run with a placement (docs/emulated-network/): the
+    # shipped constants predict the median run within 5 % and 90 % of them within 15 %
+    from scheduler_py.bench.cluster_calibration import all_samples, errors, summary
+    from scheduler_py.model.throughput import DEFAULT_CONSTANTS
+
+    samples = all_samples(["docs/emulated-network"])
+    assert len(samples) >= 100
+    found = summary(errors(samples, DEFAULT_CONSTANTS))
+    assert found["median_abs_error"] <= 0.05
+    assert found["within_15pct"] >= 0.9
