@@ -85,6 +85,7 @@ final class CpuSampler {
     private final WorkerView view;
     private final Map<Long, Integer> hookThreads;
     private final Map<Long, Integer> registeredPids;
+    private final Map<Integer, Long> shellBolts;
     private final OnceLog problems;
     private final ThreadMXBean threadMx;
     private final boolean threadCpu;
@@ -106,6 +107,16 @@ final class CpuSampler {
      * @param problems       where to report problems once
      */
     CpuSampler(WorkerView view, Map<Long, Integer> hookThreads, Map<Long, Integer> registeredPids, OnceLog problems) {
+        this(view, hookThreads, registeredPids, problems, Map.of());
+    }
+
+    /**
+     * @param shellBolts task → thread-id watermark of each ShellBolt's prepare (live map; from the
+     *                   ShellLogHandler): attributes ShellBolt reader threads without a task hook
+     */
+    CpuSampler(WorkerView view, Map<Long, Integer> hookThreads, Map<Long, Integer> registeredPids, OnceLog problems,
+               Map<Integer, Long> shellBolts) {
+        this.shellBolts = shellBolts;
         this.view = view;
         this.hookThreads = hookThreads;
         this.registeredPids = registeredPids;
@@ -229,6 +240,11 @@ final class CpuSampler {
                 shellWriters.add(e.getKey());
             }
         }
+        Map<Long, Integer> readerTasks = pairReadersWithShellBolts(shellReaders, shellBolts);
+        for (Map.Entry<Long, Integer> e : readerTasks.entrySet()) {
+            hookThreads.putIfAbsent(e.getKey(), e.getValue());
+            shellReaders.put(e.getKey(), Optional.ofNullable(executorOfTask(e.getValue(), taskToExecutor)));
+        }
         Map<Long, Long> writerToReader = pairWritersWithReaders(shellReaders.navigableKeySet(), shellWriters);
 
         Set<Long> freshSet = new HashSet<>(fresh);
@@ -277,6 +293,38 @@ final class CpuSampler {
             if (r != null && r < w) {
                 out.put(w, r);
                 free.remove(r);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * ShellBolt reader threads not attributed yet (no task hook saw them) → task, from the thread-id
+     * watermark each ShellBolt's prepare registered just before creating its threads: taking the
+     * watermarks in order, each gets the lowest unattributed reader above it. Right when ShellBolts
+     * start one after another (the subprocess handshake between two takes milliseconds); wrong only
+     * when two executors' handshakes end within microseconds and their threads are created in the
+     * other order.
+     */
+    static Map<Long, Integer> pairReadersWithShellBolts(java.util.NavigableMap<Long, Optional<ExecutorKey>> readers,
+                                                        Map<Integer, Long> shellBolts) {
+        Map<Long, Integer> out = new HashMap<>();
+        if (shellBolts == null || shellBolts.isEmpty()) {
+            return out;
+        }
+        TreeSet<Long> free = new TreeSet<>();
+        for (Map.Entry<Long, Optional<ExecutorKey>> r : readers.entrySet()) {
+            if (r.getValue().isEmpty()) {
+                free.add(r.getKey());
+            }
+        }
+        List<Map.Entry<Integer, Long>> marks = new ArrayList<>(shellBolts.entrySet());
+        marks.sort(Map.Entry.comparingByValue());
+        for (Map.Entry<Integer, Long> m : marks) {
+            Long reader = free.higher(m.getValue());
+            if (reader != null) {
+                out.put(reader, m.getKey());
+                free.remove(reader);
             }
         }
         return out;

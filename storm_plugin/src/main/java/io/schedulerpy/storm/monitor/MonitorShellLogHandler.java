@@ -2,6 +2,7 @@ package io.schedulerpy.storm.monitor;
 
 import java.util.Map;
 import org.apache.storm.multilang.ShellMsg;
+import org.apache.storm.task.ShellBolt;
 import org.apache.storm.task.TopologyContext;
 import org.apache.storm.utils.DefaultShellLogHandler;
 import org.apache.storm.utils.ShellLogHandler;
@@ -31,6 +32,12 @@ public class MonitorShellLogHandler implements ShellLogHandler {
             if (pid != null && context != null) {
                 WorkerMonitor.registerSubprocess(context.getStormId(), context.getThisWorkerPort(), pid.longValue(),
                     context.getThisTaskId());
+                if (ownerCls != null && ShellBolt.class.isAssignableFrom(ownerCls)) {
+                    // ShellBolt.prepare creates its reader and writer threads right after this call:
+                    // an unstarted thread's id is below theirs
+                    WorkerMonitor.registerShellBolt(context.getStormId(), context.getThisWorkerPort(),
+                        context.getThisTaskId(), new Thread().getId());
+                }
                 LOG.info("scheduler-py monitor: multilang subprocess {} belongs to task {} ({})", pid,
                     context.getThisTaskId(), context.getThisComponentId());
             }

@@ -29,6 +29,8 @@ final class WorkerMonitor {
     private static final ConcurrentHashMap<String, WorkerMonitor> MONITORS = new ConcurrentHashMap<>();
     /** pid → task registered by the ShellLogHandler, per worker key (kept even before the monitor exists). */
     private static final ConcurrentHashMap<String, Map<Long, Integer>> PIDS = new ConcurrentHashMap<>();
+    /** task → thread-id watermark of each ShellBolt's prepare, per worker key (see {@link #registerShellBolt}). */
+    private static final ConcurrentHashMap<String, Map<Integer, Long>> SHELL_BOLTS = new ConcurrentHashMap<>();
 
     final String key;
     final MonitorConfig config;
@@ -110,6 +112,15 @@ final class WorkerMonitor {
         PIDS.computeIfAbsent(key(topologyId, port), x -> new ConcurrentHashMap<>()).put(pid, task);
     }
 
+    /**
+     * Record that the ShellBolt of {@code task} is about to start its reader and writer threads, whose
+     * ids will be above {@code watermark} (from the ShellLogHandler, called by {@code ShellBolt.prepare}
+     * just before it creates them): {@link CpuSampler} attributes them without a task hook.
+     */
+    static void registerShellBolt(String topologyId, Integer port, int task, long watermark) {
+        SHELL_BOLTS.computeIfAbsent(key(topologyId, port), x -> new ConcurrentHashMap<>()).put(task, watermark);
+    }
+
     WorkerMonitor(String key, Map<String, Object> conf, String topologyId, int port, String assignmentId,
                   WorkerView view) {
         this.key = key;
@@ -126,7 +137,8 @@ final class WorkerMonitor {
                 + "line; using the host '" + identity.host + "' in its place", null);
         }
         this.pids = PIDS.computeIfAbsent(key, x -> new ConcurrentHashMap<>());
-        this.cpu = new CpuSampler(view, hookThreads, pids, problems);
+        this.cpu = new CpuSampler(view, hookThreads, pids, problems,
+            SHELL_BOLTS.computeIfAbsent(key, x -> new ConcurrentHashMap<>()));
         this.log = config.logEnabled
             ? new RotatingLog(identity.artifactsDir.resolve(MonitorConfig.LOG_FILE_NAME), MonitorConfig.LOG_MAX_BYTES,
                 MonitorConfig.LOG_KEEP)
@@ -355,5 +367,6 @@ final class WorkerMonitor {
         }
         MONITORS.clear();
         PIDS.clear();
+        SHELL_BOLTS.clear();
     }
 }

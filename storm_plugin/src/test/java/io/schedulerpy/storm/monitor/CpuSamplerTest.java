@@ -166,4 +166,19 @@ class CpuSamplerTest {
         assertEquals(Map.of(31L, 30L),
             CpuSampler.pairWritersWithReaders(new java.util.TreeSet<>(List.of(30L)), new java.util.TreeSet<>(List.of(31L, 40L))));
     }
+
+    @Test
+    void shellBoltReadersArePairedWithTheWatermarksTheirPrepareRegistered() {
+        java.util.TreeMap<Long, java.util.Optional<ExecutorKey>> readers = new java.util.TreeMap<>();
+        readers.put(31L, java.util.Optional.empty());
+        readers.put(45L, java.util.Optional.empty());
+        readers.put(50L, java.util.Optional.of(new ExecutorKey(7, 7, "known")));   // a hook saw it
+        readers.put(52L, java.util.Optional.empty());
+        // one after another: task 4 (mark 30) made 31, task 5 (mark 44) made 45; task 6's two
+        // executors' handshakes ended together (marks 46, 47): 52 is the first free reader above
+        java.util.Map<Long, Integer> out = CpuSampler.pairReadersWithShellBolts(readers,
+            java.util.Map.of(4, 30L, 5, 44L, 6, 46L, 8, 47L));
+        assertEquals(java.util.Map.of(31L, 4, 45L, 5, 52L, 6), out);
+        assertEquals(java.util.Map.of(), CpuSampler.pairReadersWithShellBolts(readers, java.util.Map.of()));
+    }
 }
