@@ -196,6 +196,11 @@ yaml_list() { local out="" p; for p in "$@"; do out+="${out:+, }$p"; done; echo 
 
 render nimbus "${common_vars[@]}" "LOCAL_HOSTNAME=$STORM_NIMBUS_HOST" "LOCAL_DIR=$DATA_DIR/nimbus" \
   "SLOT_PORTS=[]" "SUPERVISOR_THRIFT_PORT=$(supervisor_thrift_port 1)" "SUPERVISOR_CPU_CAPACITY=400.0"
+# the key the shim seals every round with, next to Nimbus's storm.yaml; the brain gets the same
+# file (--shim-key-file), so only this cluster's Nimbus can feed it (scheduler_py/service/shim_auth.py)
+BRAIN_KEY_FILE="$CONF_ROOT/nimbus/scheduler-brain.key"
+[[ -s "$BRAIN_KEY_FILE" ]] || (umask 077 && python3 -c 'import secrets; print(secrets.token_urlsafe(32))' >"$BRAIN_KEY_FILE")
+printf 'scheduler.brain.key.file: "%s"\n' "$BRAIN_KEY_FILE" >>"$CONF_ROOT/nimbus/storm.yaml"
 render ui "${common_vars[@]}" "LOCAL_HOSTNAME=$STORM_NIMBUS_HOST" "LOCAL_DIR=$DATA_DIR/ui" \
   "SLOT_PORTS=[]" "SUPERVISOR_THRIFT_PORT=$(supervisor_thrift_port 1)" "SUPERVISOR_CPU_CAPACITY=400.0"
 render client "${common_vars[@]}" "LOCAL_HOSTNAME=$STORM_NIMBUS_HOST" "LOCAL_DIR=$DATA_DIR/client" \
@@ -313,7 +318,8 @@ if [[ $start_brain == yes ]]; then
   start brain "PATH=$VENV/bin:$PATH" -- "$BRAIN_CMD" serve --host "$BRAIN_HOST" --port "$BRAIN_PORT" \
     --log-file "$LOG_DIR/brain.log" --plan-log "$LOG_DIR/brain-plans.jsonl" \
     --zookeeper "$STORM_ZK_HOST:$STORM_ZK_PORT" \
-    --nimbus "127.0.0.1:$STORM_NIMBUS_PORT" --state-dir "$BRAIN_STATE_DIR" "${brain_extra[@]}"
+    --nimbus "127.0.0.1:$STORM_NIMBUS_PORT" --state-dir "$BRAIN_STATE_DIR" \
+    --shim-key-file "$BRAIN_KEY_FILE" "${brain_extra[@]}"
 fi
 
 # --- 8. readiness -----------------------------------------------------------------------------
@@ -369,7 +375,7 @@ fi
 {
   echo "# written by deploy/cluster-up.sh at $(date -Is); source it to reach this cluster"
   for v in CLUSTER_DIR STORM_HOME VENV CLUSTER_PORT_OFFSET STORM_ZK_HOST STORM_ZK_PORT \
-           STORM_NIMBUS_HOST STORM_NIMBUS_PORT STORM_UI_PORT BRAIN_HOST BRAIN_PORT BRAIN_STATE_DIR DASHBOARD_PORT \
+           STORM_NIMBUS_HOST STORM_NIMBUS_PORT STORM_UI_PORT BRAIN_HOST BRAIN_PORT BRAIN_STATE_DIR BRAIN_KEY_FILE DASHBOARD_PORT \
            STORM_SUPERVISORS STORM_SUPERVISOR_HOSTS STORM_SUPERVISOR_THRIFT_BASE STORM_SLOT_BASE \
            STORM_SLOT_STRIDE STORM_SLOTS_PER_SUPERVISOR STORM_SCHEDULER SCHEDULER_BRAIN_ENABLED \
            EMU_HOSTS EMU_RACKS EMU_HOST_MBIT EMU_INTERRACK_MBIT EMU_HOST_CPU EMU_PREFIX; do

@@ -74,6 +74,10 @@ EOF
     exec "$STORM_HOME/bin/storm" zookeeper "$STORM_CONF_DIR/zoo.cfg" ;;
   nimbus|supervisor|ui)
     render_conf
+    # Nimbus's shim seals every round with the brain's key (scheduler_py/service/shim_auth.py)
+    if [[ "$role" == nimbus && -n "${SCHEDULER_BRAIN_KEY_FILE:-}" ]]; then
+      printf 'scheduler.brain.key.file: "%s"\n' "$SCHEDULER_BRAIN_KEY_FILE" >>"$STORM_CONF_DIR/storm.yaml"
+    fi
     exec "$STORM_HOME/bin/storm" "$role" ;;
   brain)
     # measured costs from ZooKeeper; --nimbus: the reconfiguration controller (its history

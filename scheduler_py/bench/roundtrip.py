@@ -168,8 +168,11 @@ def build_plugin() -> None:
     subprocess.run(command, check=True)
 
 
-def run_harness(port: int, rounds: int, sizes: list[str]) -> list[dict[str, Any]]:
-    """Run the Java loop against the brain on ``port``; its records, one per measured round."""
+def run_harness(
+    port: int, rounds: int, sizes: list[str], key_file: Path | None = None
+) -> list[dict[str, Any]]:
+    """Run the Java loop against the brain on ``port``, sealing its rounds with the shim key in
+    ``key_file`` (``scheduler_py/service/shim_auth.py``); its records, one per measured round."""
     dependencies = (PLUGIN / CLASSPATH_FILE).read_text().strip()
     classpath = os.pathsep.join(
         [str(PLUGIN / "target/classes"), str(PLUGIN / "target/test-classes"), dependencies]
@@ -177,7 +180,8 @@ def run_harness(port: int, rounds: int, sizes: list[str]) -> list[dict[str, Any]
     with tempfile.TemporaryDirectory(prefix="roundtrip-") as scratch:
         output = Path(scratch) / "rounds.jsonl"
         command = ["java", "-cp", classpath, MAIN_CLASS, str(port), str(rounds), str(output)]
-        subprocess.run([*command, *sizes], check=True, stdout=subprocess.DEVNULL)
+        env = {**os.environ, **({"SCHEDULER_PY_SHIM_KEY_FILE": str(key_file)} if key_file else {})}
+        subprocess.run([*command, *sizes], check=True, stdout=subprocess.DEVNULL, env=env)
         return [json.loads(line) for line in output.read_text().splitlines() if line.strip()]
 
 
@@ -194,11 +198,12 @@ def run(options: BenchOptions) -> None:
     with tempfile.TemporaryDirectory(prefix="roundtrip-brain-") as scratch:
         log = Path(scratch) / "brain.log"
         command = [sys.executable, "-m", "scheduler_py.cli", "serve", "--port", str(port)]
-        command += ["--algorithm", algorithm]
+        key_file = Path(scratch) / "shim.key"
+        command += ["--algorithm", algorithm, "--shim-key-file", str(key_file)]
         brain = subprocess.Popen([*command, "--log-file", str(log)])
         try:
             _wait_listening(port, brain, log)
-            records = run_harness(port, rounds, sizes)
+            records = run_harness(port, rounds, sizes, key_file)
         finally:
             brain.terminate()
             brain.wait(timeout=30)

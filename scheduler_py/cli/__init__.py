@@ -58,6 +58,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
             secret = ensure_secret(args.secret_file)
         except SecretError as error:
             raise SystemExit(f"scheduler-py serve: {error}") from None
+    from scheduler_py.service.shim_auth import ShimAuth, ShimKeyError, ensure_key
+
+    try:
+        shim_auth = ShimAuth(ensure_key(args.shim_key_file), args.allow_unauthenticated_rounds)
+    except ShimKeyError as error:
+        raise SystemExit(f"scheduler-py serve: {error}") from None
     serve(
         args.host,
         args.port,
@@ -65,6 +71,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         Path(args.plan_log) if args.plan_log else None,
         controller,
         secret,
+        shim_auth,
     )
     return 0
 
@@ -244,6 +251,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--monitor-root",
         default=keys.MONITOR_ZK_ROOT.default,
         help="ZooKeeper root of the monitoring znodes (default %(default)s)",
+    )
+    serve.add_argument(
+        "--shim-key-file",
+        help="the key the shim seals every round with (the file Nimbus's "
+        "scheduler.brain.key.file names, or a copy; created, mode 0600, when missing; default "
+        "$SCHEDULER_PY_SHIM_KEY_FILE, else ~/.config/scheduler-py/shim.key)",
+    )
+    serve.add_argument(
+        "--allow-unauthenticated-rounds",
+        action="store_true",
+        help="also answer rounds that are not sealed (an older shim, no key file); they never "
+        "drive a reconfiguration nor apply an armed plan (default: refuse them)",
     )
     serve.add_argument("--log-file", help="log here instead of stderr")
     serve.add_argument("--log-level", default="INFO")

@@ -75,6 +75,14 @@ BRAIN_ENABLED = Key(
     "`false` turns the shim into plain `DefaultScheduler`",
     "daemon",
 )
+BRAIN_KEY_FILE = Key(
+    "scheduler.brain.key.file",
+    None,
+    "file with the key the shim seals every round with (one line, mode 0600; the brain's "
+    "`serve --shim-key-file`); unset: rounds go unsealed and the brain refuses them unless "
+    "started with `--allow-unauthenticated-rounds`",
+    "daemon",
+)
 TOPOGRAPHY_RACKS = Key(
     "scheduler.topography.racks",
     None,

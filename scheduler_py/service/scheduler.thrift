@@ -164,8 +164,18 @@ exception BrainError {
 }
 
 service SchedulerBrain {
-  /** One scheduling round. Topologies missing from the reply are left to Storm. */
-  ScheduleReply schedule(1: ClusterSnapshot snapshot) throws (1: BrainError error),
+  /**
+   * One scheduling round. Topologies missing from the reply are left to Storm.
+   *
+   * The shim sends the round sealed (scheduler_py/service/shim_auth.py): `sealed_snapshot` is
+   * the ClusterSnapshot serialized with the binary protocol, `mac` the HMAC-SHA256 of
+   * "scheduler-py snapshot v1\n" followed by those bytes, under the key in the file
+   * scheduler.brain.key.file names; `snapshot` is then absent. A round with `snapshot` only
+   * (an older shim) is refused with a BrainError unless the brain was started with
+   * --allow-unauthenticated-rounds, and even then it never drives a reconfiguration.
+   */
+  ScheduleReply schedule(1: ClusterSnapshot snapshot, 2: binary sealed_snapshot, 3: binary mac)
+    throws (1: BrainError error),
 
   /** Liveness probe; returns the brain's version. */
   string ping(),

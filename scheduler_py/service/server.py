@@ -13,6 +13,14 @@ what the brain planned, by a writer thread once the reply is out
 topology, and pausing or resuming the automatic trigger (``set_trigger_paused``), must carry
 the operator secret (``scheduler_py/service/auth.py``).
 
+Who can talk to the brain: only the shim may feed a round — it seals every snapshot with the
+shim key, an HMAC the brain checks together with the snapshot's timestamp and that the seal is
+new (:class:`SealedRounds`, ``scheduler_py/service/shim_auth.py``); an unsealed round is
+refused, or, with ``serve --allow-unauthenticated-rounds``, answered without ever reaching
+the controller. Calls that change a topology need the operator secret; read-only calls
+(``ping``, ``status``, ``history``, a dry-run ``replan``) need nothing. The port listens on
+127.0.0.1 unless ``serve --host`` says otherwise.
+
 A round that took longer than the shim waits (the snapshot's ``timeout_ms``; the shim's
 ``BrainClient`` gives up then and the round falls back to DefaultScheduler) is *late*: its
 reply still goes out, but none of its decisions is recorded — not in the plan log, the status
@@ -46,6 +54,7 @@ from scheduler_py.scheduling.state import ClusterState
 from scheduler_py.scheduling.status import count_fallbacks, status_document
 from scheduler_py.service.auth import SECRET_ENV, OperatorSecret
 from scheduler_py.service.plan_log import FLUSH_SECS, PlanLogWriter
+from scheduler_py.service.shim_auth import ShimAuth, ShimAuthError, ensure_key, open_sealed
 from scheduler_py.service.snapshot import to_reply, to_state
 from scheduler_py.service.wire import wire
 
@@ -81,9 +90,13 @@ class BrainHandler:
     def ping(self) -> str:
         return __version__
 
-    def schedule(self, snapshot: Any) -> Any:
+    def schedule(self, snapshot: Any, trusted: bool = True) -> Any:
+        """One round. Only a ``trusted`` round — the shim's, as the server admitted it
+        (:class:`SealedRounds`) — may feed the controller: apply its armed plans, be observed
+        and be remembered as the last round; any other round is answered and forgotten."""
         started = time.perf_counter()
-        armed = self.controller.armed() if self.controller is not None else None
+        controller = self.controller if trusted else None
+        armed = controller.armed() if controller is not None else None
         try:
             with collection_paused():
                 state = to_state(snapshot)
@@ -104,6 +117,8 @@ class BrainHandler:
                 seconds,
                 state.timeout_ms,
             )
+            return reply
+        if not trusted:
             return reply
         self._remember(state, decisions, seconds)
         if self.controller is not None:
@@ -427,14 +442,57 @@ def _peer(client: Any) -> str:
         return "an unknown peer"
 
 
+class SealedRounds:
+    """The handler as the Thrift port sees it: ``schedule`` is admitted by
+    :class:`~scheduler_py.service.shim_auth.ShimAuth` first (a refused round is one WARNING and
+    a ``BrainError``; an unauthenticated round the operator allows reaches the handler as not
+    trusted); every other call goes to the handler unchanged.
+
+    Without a ``ShimAuth`` (a handler served by a test or a benchmark, never by ``serve``)
+    every round is trusted and a sealed one is opened without a check."""
+
+    def __init__(self, handler: Any, shim_auth: ShimAuth | None) -> None:
+        self.handler = handler
+        self.shim_auth = shim_auth
+
+    def schedule(self, snapshot: Any, sealed_snapshot: Any = None, mac: Any = None) -> Any:
+        if self.shim_auth is None:
+            if sealed_snapshot is not None:
+                try:
+                    snapshot = open_sealed(sealed_snapshot)
+                except ShimAuthError as error:
+                    raise _refused("a round", error) from error
+            return self.handler.schedule(snapshot)
+        try:
+            snapshot, trusted = self.shim_auth.admit(snapshot, sealed_snapshot, mac)
+        except ShimAuthError as error:
+            raise _refused("a round", error) from error
+        if trusted:
+            return self.handler.schedule(snapshot)
+        if not self.shim_auth.warned_unauthenticated:
+            self.shim_auth.warned_unauthenticated = True
+            log.warning(
+                "answering an unauthenticated round (round %s) as --allow-unauthenticated-rounds "
+                "says; such rounds never drive a reconfiguration (further ones: DEBUG)",
+                getattr(snapshot, "round", "?"),
+            )
+        return self.handler.schedule(snapshot, trusted=False)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.handler, name)
+
+
 def make_brain_server(
-    handler: BrainHandler,
+    handler: Any,
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
     client_timeout_ms: int = 30_000,
+    shim_auth: ShimAuth | None = None,
 ) -> BrainServer:
+    """The Thrift server of ``handler``; ``shim_auth``: who may feed its rounds
+    (:class:`SealedRounds`; ``None`` only for tests and benchmarks)."""
     return BrainServer(
-        TProcessor(wire().SchedulerBrain, handler),
+        TProcessor(wire().SchedulerBrain, SealedRounds(handler, shim_auth)),
         TServerSocket(host=host, port=port, client_timeout=client_timeout_ms),
         iprot_factory=TBinaryProtocolFactory(),
         itrans_factory=TFramedTransportFactory(),
@@ -449,10 +507,15 @@ def serve(
     plan_log: Path | None = None,
     controller: ReconfigurationPort | None = None,
     operator_secret: OperatorSecret | None = None,
+    shim_auth: ShimAuth | None = None,
 ) -> None:
-    """Serve forever (until SIGTERM/SIGINT)."""
+    """Serve forever (until SIGTERM/SIGINT). ``shim_auth`` ``None``: a new
+    :class:`ShimAuth` with the default key file (created when missing), refusing unsealed
+    rounds."""
+    if shim_auth is None:
+        shim_auth = ShimAuth(ensure_key())
     handler = BrainHandler(config or RoundConfig(), plan_log, controller, operator_secret)
-    server = make_brain_server(handler, host, port)
+    server = make_brain_server(handler, host, port, shim_auth=shim_auth)
     log.info(
         "scheduler-py brain %s listening on %s:%d (default algorithm %s)",
         __version__,
@@ -460,6 +523,14 @@ def serve(
         port,
         handler.config.default_algorithm,
     )
+    if shim_auth.key is not None:
+        log.info(
+            "rounds must be sealed with the shim key in %s (Nimbus's scheduler.brain.key.file)%s",
+            shim_auth.key.source,
+            "; unauthenticated rounds are answered but never drive a reconfiguration"
+            if shim_auth.allow_unauthenticated
+            else "",
+        )
     measured = handler.config.costs
     if measured is not None:
         log.info("measured costs from %s", getattr(measured, "hosts", type(measured).__name__))

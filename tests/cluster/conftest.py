@@ -138,8 +138,15 @@ class Cluster:
         if not command:
             command = self.brain_command()
         log = (self.directory / "logs" / "brain-restarts.log").open("a")
+        # the key Nimbus seals its rounds with (deploy/cluster-up.sh), for any `serve`
+        env = {**os.environ, "SCHEDULER_PY_SHIM_KEY_FILE": self.env["BRAIN_KEY_FILE"]}
         process = subprocess.Popen(
-            command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            command,
+            cwd=REPO,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=env,
         )
         self.brain_pidfile.write_text(f"{process.pid}\n")
         _wait_port_open(self.brain_port)

@@ -8,6 +8,11 @@ import java.net.ConnectException;
 import java.net.NoRouteToHostException;
 import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.thrift.TApplicationException;
 import org.apache.thrift.TConfiguration;
 import org.apache.thrift.TException;
@@ -21,17 +26,34 @@ import org.apache.thrift.transport.layered.TFramedTransport;
 /**
  * Calls the scheduler-py brain: one fresh TCP connection per call, Thrift framed transport and binary
  * protocol (what the Python side serves with thriftpy2). {@code scheduler.brain.timeout.ms} bounds the
- * connect and every read.
+ * whole call — connect, send and reply —, not each read: a peer that answers one byte at a time cannot
+ * hold Nimbus's scheduling longer (a watchdog closes the connection at the deadline). Each snapshot is
+ * sealed with the shim key ({@link SnapshotSigner}) when {@code scheduler.brain.key.file} is set.
  */
 public class BrainClient {
     /** Shown to operators whenever the brain cannot be reached. */
     public static final String START_HINT = "start it with `scheduler-py serve` (or set "
         + BrainConfig.ENABLED + ": false to use Storm's DefaultScheduler only)";
 
+    /** Closes calls that reach their deadline; one daemon thread for every client. */
+    private static final ScheduledExecutorService WATCHDOG = watchdog();
+
     private final BrainConfig config;
+    private final SnapshotSigner signer;
 
     public BrainClient(BrainConfig config) {
         this.config = config;
+        this.signer = new SnapshotSigner(config.getKeyFile());
+    }
+
+    private static ScheduledExecutorService watchdog() {
+        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
+            Thread thread = new Thread(runnable, "scheduler-py-brain-call-deadline");
+            thread.setDaemon(true);
+            return thread;
+        });
+        executor.setRemoveOnCancelPolicy(true);
+        return executor;
     }
 
     public BrainConfig getConfig() {
@@ -46,7 +68,11 @@ public class BrainClient {
      * @throws BrainCallException when the brain is unreachable, too slow, failed, or replied garbage
      */
     public ScheduleReply schedule(ClusterSnapshot snapshot) throws BrainCallException {
-        return call(client -> client.schedule(snapshot));
+        SnapshotSigner.Sealed sealed = signer.seal(snapshot);
+        if (sealed == null) {
+            return call(client -> client.schedule(snapshot, null, null));
+        }
+        return call(client -> client.schedule(null, sealed.snapshot(), sealed.mac()));
     }
 
     /**
@@ -68,11 +94,22 @@ public class BrainClient {
         String address = config.address();
         int timeout = config.getTimeoutMs();
         TTransport transport;
+        TSocket socket;
         try {
-            TSocket socket = new TSocket(new TConfiguration(), config.getHost(), config.getPort(), timeout, timeout);
+            socket = new TSocket(new TConfiguration(), config.getHost(), config.getPort(), timeout, timeout);
             transport = new TFramedTransport(socket);
+        } catch (TTransportException e) {
+            throw connectFailure(address, timeout, e);
+        }
+        AtomicBoolean expired = new AtomicBoolean(false);
+        ScheduledFuture<?> deadline = WATCHDOG.schedule(() -> {
+            expired.set(true);
+            socket.close();
+        }, timeout, TimeUnit.MILLISECONDS);
+        try {
             transport.open();
         } catch (TTransportException e) {
+            deadline.cancel(false);
             throw connectFailure(address, timeout, e);
         }
         try {
@@ -92,7 +129,7 @@ public class BrainClient {
             throw new BrainCallException("brain at " + address + " sent a reply the shim cannot read (" + e.getMessage() + ")",
                 "make sure both sides use the same scheduler.thrift, framed transport and binary protocol", e);
         } catch (TException e) {
-            if (hasCause(e, SocketTimeoutException.class)) {
+            if (expired.get() || hasCause(e, SocketTimeoutException.class)) {
                 throw new BrainCallException("brain at " + address + " did not reply within " + timeout + " ms",
                     "see the brain's log, or raise " + BrainConfig.TIMEOUT_MS + " if its algorithm needs longer", e);
             }
@@ -103,9 +140,14 @@ public class BrainClient {
             throw new BrainCallException("brain call to " + address + " failed (" + describe(e) + ")",
                 "see the brain's log", e);
         } catch (RuntimeException e) {
+            if (expired.get()) {
+                throw new BrainCallException("brain at " + address + " did not reply within " + timeout + " ms",
+                    "see the brain's log, or raise " + BrainConfig.TIMEOUT_MS + " if its algorithm needs longer", e);
+            }
             throw new BrainCallException("brain call to " + address + " failed (" + describe(e) + ")",
                 "see the brain's log", e);
         } finally {
+            deadline.cancel(false);
             transport.close();
         }
     }

@@ -11,10 +11,16 @@ public final class BrainConfig {
     public static final String HOST = "scheduler.brain.host";
     /** TCP port of the scheduler-py brain. */
     public static final String PORT = "scheduler.brain.port";
-    /** Connect timeout and read timeout of one brain call, in milliseconds. */
+    /** Deadline of one whole brain call (connect, send, reply), in milliseconds. */
     public static final String TIMEOUT_MS = "scheduler.brain.timeout.ms";
     /** When false the shim never calls the brain and behaves exactly like Storm's DefaultScheduler. */
     public static final String ENABLED = "scheduler.brain.enabled";
+    /**
+     * The file holding the key the shim seals every snapshot with (one line, mode 0600; the brain's
+     * {@code scheduler-py serve --shim-key-file} names the same file or a copy). Unset: rounds go
+     * unsealed, and a brain refuses them unless started with {@code --allow-unauthenticated-rounds}.
+     */
+    public static final String KEY_FILE = "scheduler.brain.key.file";
 
     public static final String DEFAULT_HOST = "127.0.0.1";
     public static final int DEFAULT_PORT = 9627;
@@ -25,12 +31,18 @@ public final class BrainConfig {
     private final int port;
     private final int timeoutMs;
     private final boolean enabled;
+    private final String keyFile;
 
     public BrainConfig(String host, int port, int timeoutMs, boolean enabled) {
+        this(host, port, timeoutMs, enabled, null);
+    }
+
+    public BrainConfig(String host, int port, int timeoutMs, boolean enabled, String keyFile) {
         this.host = host;
         this.port = port;
         this.timeoutMs = timeoutMs;
         this.enabled = enabled;
+        this.keyFile = keyFile;
     }
 
     /**
@@ -55,7 +67,9 @@ public final class BrainConfig {
             timeoutMs = DEFAULT_TIMEOUT_MS;
         }
         boolean enabled = readBoolean(conf.get(ENABLED), DEFAULT_ENABLED);
-        return new BrainConfig(host, port, timeoutMs, enabled);
+        Object rawKeyFile = conf.get(KEY_FILE);
+        String keyFile = rawKeyFile == null || rawKeyFile.toString().trim().isEmpty() ? null : rawKeyFile.toString().trim();
+        return new BrainConfig(host, port, timeoutMs, enabled, keyFile);
     }
 
     private static int readInt(Object value, int fallback) {
@@ -104,6 +118,11 @@ public final class BrainConfig {
         return enabled;
     }
 
+    /** The shim key file, or null when none is configured. */
+    public String getKeyFile() {
+        return keyFile;
+    }
+
     /** The brain's address as {@code host:port}, for messages. */
     public String address() {
         return host + ":" + port;
@@ -112,6 +131,6 @@ public final class BrainConfig {
     @Override
     public String toString() {
         return "BrainConfig{" + HOST + "=" + host + ", " + PORT + "=" + port + ", " + TIMEOUT_MS + "=" + timeoutMs
-            + ", " + ENABLED + "=" + enabled + "}";
+            + ", " + ENABLED + "=" + enabled + ", " + KEY_FILE + "=" + (keyFile == null ? "unset" : keyFile) + "}";
     }
 }

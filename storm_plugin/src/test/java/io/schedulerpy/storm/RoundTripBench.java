@@ -73,6 +73,11 @@ public final class RoundTripBench {
         Map<String, Object> conf = Fixtures.daemonConf();
         conf.put(BrainConfig.HOST, "127.0.0.1");
         conf.put(BrainConfig.PORT, port);
+        // the key the brain was started with (scheduler_py/bench/roundtrip.py)
+        String keyFile = System.getenv("SCHEDULER_PY_SHIM_KEY_FILE");
+        if (keyFile != null) {
+            conf.put(BrainConfig.KEY_FILE, keyFile);
+        }
         // scheduler.brain.timeout.ms stays the shim's default: the brain budgets its round from it
         BrainScheduler scheduler = new BrainScheduler();
         scheduler.prepare(conf, null);

@@ -5,10 +5,14 @@ import io.schedulerpy.storm.thrift.ClusterSnapshot;
 import io.schedulerpy.storm.thrift.ScheduleReply;
 import io.schedulerpy.storm.thrift.SchedulerBrain;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.function.Function;
+import org.apache.thrift.TBaseHelper;
+import org.apache.thrift.TDeserializer;
+import org.apache.thrift.TException;
 import org.apache.thrift.protocol.TBinaryProtocol;
 import org.apache.thrift.server.TServer;
 import org.apache.thrift.server.TSimpleServer;
@@ -31,7 +35,16 @@ final class TestBrainServer implements AutoCloseable {
         this.answer = answer;
         SchedulerBrain.Iface handler = new SchedulerBrain.Iface() {
             @Override
-            public ScheduleReply schedule(ClusterSnapshot snapshot) throws BrainError {
+            public ScheduleReply schedule(ClusterSnapshot unsealed, ByteBuffer sealed, ByteBuffer mac) throws BrainError {
+                ClusterSnapshot snapshot = unsealed;
+                if (snapshot == null && sealed != null) { // the test brain reads a sealed round without checking it
+                    snapshot = new ClusterSnapshot();
+                    try {
+                        new TDeserializer(new TBinaryProtocol.Factory()).deserialize(snapshot, TBaseHelper.byteBufferToByteArray(sealed));
+                    } catch (TException e) {
+                        throw new BrainError("test brain cannot read the sealed snapshot: " + e);
+                    }
+                }
                 snapshots.add(snapshot);
                 if (delayMs > 0) {
                     try {
