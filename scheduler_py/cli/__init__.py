@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import time
 from collections.abc import Callable
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_py import __version__
-from scheduler_py.cli.logging_setup import configure_logging
+from scheduler_py.cli.logging_setup import add_log_level_argument, configure_logging
 from scheduler_py.config import ConfigValueError, keys, parse_key_values
 from scheduler_py.model.errors import SchedulingError
 
@@ -64,15 +65,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
         shim_auth = ShimAuth(ensure_key(args.shim_key_file), args.allow_unauthenticated_rounds)
     except ShimKeyError as error:
         raise SystemExit(f"scheduler-py serve: {error}") from None
-    serve(
-        args.host,
-        args.port,
-        config,
-        Path(args.plan_log) if args.plan_log else None,
-        controller,
-        secret,
-        shim_auth,
-    )
+    from scheduler_py.cli.termination import Terminated, sigterm_unwinds
+
+    try:
+        with sigterm_unwinds():  # a service manager's stop runs serve's cleanup, as Ctrl-C does
+            serve(
+                args.host,
+                args.port,
+                config,
+                Path(args.plan_log) if args.plan_log else None,
+                controller,
+                secret,
+                shim_auth,
+            )
+    except Terminated:
+        logging.getLogger(__name__).info("scheduler-py serve stopped on SIGTERM")
     return 0
 
 
@@ -265,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
         "drive a reconfiguration nor apply an armed plan (default: refuse them)",
     )
     serve.add_argument("--log-file", help="log here instead of stderr")
-    serve.add_argument("--log-level", default="INFO")
+    add_log_level_argument(serve)
     from scheduler_py.cli.operator import add_serve_arguments
 
     add_serve_arguments(serve)

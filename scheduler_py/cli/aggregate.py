@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scheduler_py.cli.logging_setup import configure_logging
+from scheduler_py.cli.logging_setup import add_log_level_argument, configure_logging
 from scheduler_py.config import ConfigValueError, keys, parse_key_values
 
 log = logging.getLogger(__name__)
@@ -150,7 +150,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="hard CPU cap in cores through the cgroup (e.g. 0.5; default: none)",
     )
     parser.add_argument("--json", action="store_true", help="print the aggregates as JSON")
-    parser.add_argument("--log-level", default="INFO")
+    add_log_level_argument(parser)
     parser.add_argument("--log-file", help="log here instead of stderr")
 
 
