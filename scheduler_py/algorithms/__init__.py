@@ -12,7 +12,8 @@
   ``online``, the exact ``optimal`` (``docs/algorithms/baselines.md``);
 * ``locality`` — ``locality``: slices for Storm's locality-aware shuffle (ours);
 * ``links`` — ``links``: the busiest network link lowest, for uniform shuffles (ours);
-* ``portfolio`` — ``auto``: the others within one budget, the best plan kept (ours).
+* ``portfolio`` — ``auto``: the others within one budget, the best plan kept (ours);
+* ``fastest`` — ``throughput``: the highest predicted throughput under Storm's routing (ours).
 
 An algorithm becomes selectable everywhere by adding its module to :data:`MODULES`.
 """
@@ -37,6 +38,7 @@ MODULES = (
     "locality",
     "links",
     "portfolio",
+    "fastest",
 )
 """Every module that registers an algorithm, in listing order."""
 

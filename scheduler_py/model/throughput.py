@@ -120,12 +120,15 @@ class ThroughputInputs:
 class Throughput:
     """The model's answer: ``rate`` spout tuples/s, limited by ``bottleneck`` (``"h1 cpu"``,
     ``"h1 out"``, ``"/rack-1 in"``, …); ``loads``: per resource, its utilisation at ``rate``
-    (the bottleneck's is 1); ``widened``: widening steps the fixed point kept."""
+    (the bottleneck's is 1); ``widened``: widening steps the fixed point kept; ``crossing``:
+    payload tuples crossing hosts per spout tuple."""
 
     rate: float
     bottleneck: str
     loads: Mapping[str, float]
     widened: int = 0
+    crossing: float = 0.0
+    """payload tuples that cross hosts per spout tuple"""
 
     def summary(self) -> dict[str, float | str]:
         return {"predicted_throughput": self.rate, "bottleneck": self.bottleneck}
@@ -156,25 +159,46 @@ def measured_work_seconds(topology: Topology) -> dict[str, float]:
     return result
 
 
+class Shape:
+    """What the model needs of a topology whatever the placement: computed once, reused for
+    every placement scored (``scheduler_py/algorithms/fastest.py`` scores hundreds)."""
+
+    def __init__(self, topology: Topology) -> None:
+        self.topology = topology
+        self.order = component_order(topology)
+        self.gain = _gains(topology, self.order)
+        by_id = topology.component_by_id
+        self.edges_from: dict[str, list] = defaultdict(list)
+        for edge in topology.merged_edges:
+            if not by_id[edge.target].is_system and not by_id[edge.source].is_system:
+                self.edges_from[edge.source].append(edge)
+        self.component = {e.id: e.component for e in topology.executors}
+        self.spout = {c.id: c.is_spout for c in topology.components}
+        self.system = {c.id: c.is_system for c in topology.components}
+        self.executors = {
+            c.id: [e.id for e in topology.executors_of(c.id)] for c in topology.components
+        }
+        self.ackers = list(self.executors.get(ACKER, []))
+
+
 class _Round:
     """One round routed through a placement, with per-sender scope levels."""
 
-    def __init__(self, problem: Problem, placement: Placement, inputs: ThroughputInputs):
+    def __init__(
+        self, problem: Problem, placement: Placement, inputs: ThroughputInputs, shape: Shape
+    ):
         self.problem = problem
         self.topology = problem.topology
+        self.shape = shape
         self.placement = placement
         self.inputs = inputs
         self.node_of = placement.node_of
         nodes = problem.node_by_id
         self.rack_of = {n: nodes[n].rack if n in nodes else "" for n in set(self.node_of.values())}
-        self.order = component_order(self.topology)
-        self.gain = _gains(self.topology, self.order)
-        self.edges = [
-            e
-            for e in self.topology.merged_edges
-            if not self.topology.component_by_id[e.target].is_system
-            and not self.topology.component_by_id[e.source].is_system
-        ]
+        self.order = shape.order
+        self.gain = shape.gain
+        self.crossing = 0.0
+        self.handled: Mapping[str, float] = {}
         self.level: dict[tuple[str, str, str], int] = {}
         """(source component, target component, sender worker) -> scope level"""
 
@@ -202,46 +226,62 @@ class _Round:
                 return chosen, index
         return targets, len(SCOPES) - 1
 
-    def route(self) -> tuple[dict[str, float], list[tuple[str, str, float]], dict[tuple, list]]:
-        """``(tuples each executor handles, [(sender, receiver, tuples)], restricted routes)``;
-        a restricted route is ``(edge, sender worker) -> chosen targets`` below everything."""
-        topology, loadaware = self.topology, self.inputs.loadaware
+    def route(self) -> tuple[dict[str, float], dict[tuple, float], dict[tuple, list]]:
+        """``(tuples each executor handles, {(sender worker, receiver worker): tuples},
+        restricted routes)``; a restricted route is ``(edge, sender worker) -> chosen
+        targets`` below everything. Flows are summed per pair of workers: a fields grouping
+        between 50 and 100 executors is 150 flows per pair of workers, not 5,000."""
+        shape, loadaware, node_of = self.shape, self.inputs.loadaware, self.node_of
+        worker = self.placement.worker_key
         handled: dict[str, float] = defaultdict(float)
-        emits: list[tuple[str, str, float]] = []
+        flows_between: dict[tuple, float] = defaultdict(float)
         restricted: dict[tuple, list[str]] = {}
         for component in self.order:
-            spout = topology.component_by_id[component].is_spout
-            sources = [e.id for e in topology.executors_of(component) if e.id in self.node_of]
-            if spout:
+            sources = [e for e in shape.executors[component] if e in node_of]
+            if shape.spout[component]:
                 for source in sources:
                     handled[source] += 1.0
-            for edge in (e for e in self.edges if e.source == component):
-                targets = [t.id for t in topology.executors_of(edge.target) if t.id in self.node_of]
+            for edge in shape.edges_from.get(component, ()):
+                targets = [t for t in shape.executors[edge.target] if t in node_of]
                 if not targets:
                     continue
                 gain = self.gain.get((edge.source, edge.target), 1.0)
+                scoped: dict[tuple, tuple[list[str], int]] = {}
+                lists: dict[int, tuple[list[str], list[tuple[tuple, int]]]] = {}
+                per_target: dict[int, float] = defaultdict(float)
                 for source in sources:
                     amount = handled[source] * gain
                     if amount <= 0:
                         continue
+                    sender = worker(source)
                     if edge.grouping == "all":
                         chosen, share = targets, amount
                     elif edge.grouping == "global":
                         chosen, share = targets[:1], amount
                     elif loadaware and edge.grouping in SHUFFLE_LIKE:
-                        key = (edge.source, edge.target, self.placement.worker_key(source))
-                        chosen, level = self.targets_in_scope(
-                            source, targets, self.level.get(key, 0)
-                        )
+                        key = (edge.source, edge.target, sender)
+                        if key not in scoped:  # the scope depends on the sender's worker only
+                            scoped[key] = self.targets_in_scope(
+                                source, targets, self.level.get(key, 0)
+                            )
+                        chosen, level = scoped[key]
                         if level < len(SCOPES) - 1:
                             restricted[key] = chosen
                         share = amount / len(chosen)
                     else:
                         chosen, share = targets, amount / len(targets)
-                    for target in chosen:
+                    if id(chosen) not in lists:
+                        counts: dict[tuple, int] = defaultdict(int)
+                        for target in chosen:
+                            counts[worker(target)] += 1
+                        lists[id(chosen)] = (chosen, list(counts.items()))
+                    per_target[id(chosen)] += share
+                    for receiver, count in lists[id(chosen)][1]:
+                        flows_between[(sender, receiver)] += share * count
+                for list_id, share in per_target.items():
+                    for target in lists[list_id][0]:
                         handled[target] += share
-                        emits.append((source, target, share))
-        return handled, emits, restricted
+        return handled, flows_between, restricted
 
 
 def _gains(topology: Topology, order: list[str]) -> dict[tuple[str, str], float]:
@@ -275,23 +315,28 @@ def _grouping(topology: Topology, key: tuple[str, str]) -> str:
 
 
 def _loads(state: _Round) -> tuple[dict[str, float], dict[str, float]]:
-    """Per resource, what one round puts on it and its capacity."""
+    """Per resource, what one round puts on it and its capacity (the tuples each executor
+    handles are kept in ``state.handled``)."""
     inputs, constants = state.inputs, state.inputs.constants
-    topology, node_of, rack_of = state.topology, state.node_of, state.rack_of
-    handled, emits, _ = state.route()
+    node_of, rack_of = state.node_of, state.rack_of
+    handled, flows_between, _ = state.route()
+    state.handled = handled
     load: dict[str, float] = defaultdict(float)
-    component = {e.id: e.component for e in topology.executors}
+    component = state.shape.component
     for executor, tuples in handled.items():
         work = inputs.work_seconds.get(component[executor], 0.0)
         load[f"{node_of[executor]} cpu"] += tuples * (work + constants.tuple_cpu)
     tuple_bytes = inputs.payload_bytes + constants.framing_bytes
     worker = state.placement.worker_key
-    for sender, receiver, tuples in emits:
-        if worker(sender) != worker(receiver):
-            load[f"{node_of[sender]} cpu"] += tuples * constants.remote_cpu
-            load[f"{node_of[receiver]} cpu"] += tuples * constants.remote_cpu
-        _cross(load, node_of[sender], node_of[receiver], rack_of, tuples * tuple_bytes)
-    ackers = [e.id for e in topology.executors if e.component == ACKER and e.id in node_of]
+    state.crossing = 0.0
+    for (sender, receiver), tuples in flows_between.items():
+        if sender[0] != receiver[0]:
+            state.crossing += tuples
+        if sender != receiver:
+            load[f"{sender[0]} cpu"] += tuples * constants.remote_cpu
+            load[f"{receiver[0]} cpu"] += tuples * constants.remote_cpu
+        _cross(load, sender[0], receiver[0], rack_of, tuples * tuple_bytes)
+    ackers = [e for e in state.shape.ackers if e in node_of]
     if inputs.acking and ackers:
         _acks(state, handled, ackers, load)
     nodes = state.problem.node_by_id
@@ -321,20 +366,21 @@ def _acks(
     bolt executor sends one ack per tuple it handles; each goes to an acker chosen by the
     tuple's id (uniformly over the ackers)."""
     constants, node_of, rack_of = state.inputs.constants, state.node_of, state.rack_of
-    by_id = state.topology.component_by_id
-    component = {e.id: e.component for e in state.topology.executors}
+    shape = state.shape
     share = 1.0 / len(ackers)
+    sent: dict[tuple[str, bool], float] = defaultdict(float)  # (node, spout) -> tuples
     for executor, tuples in handled.items():
-        info = by_id[component[executor]]
-        if info.is_system:
-            continue
-        messages = 2.0 * tuples if info.is_spout else tuples
+        component = shape.component[executor]
+        if not shape.system[component]:
+            sent[(node_of[executor], shape.spout[component])] += tuples
+    for (node, spout), tuples in sent.items():
+        messages = 2.0 * tuples if spout else tuples
         for acker in ackers:
             load[f"{node_of[acker]} cpu"] += messages * share * constants.ack_cpu
             size = tuples * share * constants.ack_bytes
-            _cross(load, node_of[executor], node_of[acker], rack_of, size)
-            if info.is_spout:  # the completion goes back to the spout
-                _cross(load, node_of[acker], node_of[executor], rack_of, size)
+            _cross(load, node, node_of[acker], rack_of, size)
+            if spout:  # the completion goes back to the spout
+                _cross(load, node_of[acker], node, rack_of, size)
 
 
 def _cross(
@@ -360,15 +406,21 @@ def _rate(load: Mapping[str, float], capacity: Mapping[str, float]) -> tuple[flo
 
 
 def throughput(
-    problem: Problem, placement: Placement, inputs: ThroughputInputs | None = None
+    problem: Problem,
+    placement: Placement,
+    inputs: ThroughputInputs | None = None,
+    shape: Shape | None = None,
 ) -> Throughput:
-    """The placement's sustainable spout rate (spout tuples/s) and its bottleneck resource."""
+    """The placement's sustainable spout rate (spout tuples/s) and its bottleneck resource;
+    ``shape``: the topology's :class:`Shape` when the caller scores many placements."""
     inputs = inputs or ThroughputInputs()
-    state = _Round(problem, placement, inputs)
+    state = _Round(problem, placement, inputs, shape or Shape(problem.topology))
     spouts = sum(
         1
-        for e in problem.topology.executors
-        if problem.topology.component_by_id[e.component].is_spout and e.id in state.node_of
+        for component, executors in state.shape.executors.items()
+        if state.shape.spout[component]
+        for e in executors
+        if e in state.node_of
     )
     load, capacity = _loads(state)
     rounds, bottleneck = _rate(load, capacity)
@@ -391,10 +443,11 @@ def throughput(
                 trial_bottleneck,
                 widened + 1,
             )
+    crossing = state.crossing / max(spouts, 1)
     if math.isinf(rounds):
-        return Throughput(math.inf, "", {}, widened)
+        return Throughput(math.inf, "", {}, widened, crossing)
     utilisation = {r: load[r] * rounds / capacity[r] for r in sorted(load) if r in capacity}
-    return Throughput(rounds * max(spouts, 1), bottleneck, utilisation, widened)
+    return Throughput(rounds * max(spouts, 1), bottleneck, utilisation, widened, crossing)
 
 
 def _queues_can_fill(state: _Round, inputs: ThroughputInputs, spouts: int) -> bool:
@@ -403,8 +456,7 @@ def _queues_can_fill(state: _Round, inputs: ThroughputInputs, spouts: int) -> bo
     ``receive_buffer`` (always, with no bound on the tuples in flight)."""
     if inputs.in_flight is None:
         return True
-    handled, _, _ = state.route()
-    most = max(handled.values(), default=0.0) / max(spouts, 1)
+    most = max(state.handled.values(), default=0.0) / max(spouts, 1)
     return inputs.in_flight * most >= inputs.higher_bound * inputs.receive_buffer
 
 
@@ -417,11 +469,11 @@ def _widen(state: _Round, host: str) -> bool:
         if not any(state.node_of[t] == host for t in chosen):
             continue
         source = next(
-            e.id
-            for e in state.topology.executors_of(key[0])
-            if e.id in state.node_of and state.placement.worker_key(e.id) == key[2]
+            e
+            for e in state.shape.executors[key[0]]
+            if e in state.node_of and state.placement.worker_key(e) == key[2]
         )
-        targets = [t.id for t in state.topology.executors_of(key[1]) if t.id in state.node_of]
+        targets = [t for t in state.shape.executors[key[1]] if t in state.node_of]
         _, level = state.targets_in_scope(source, targets, state.level.get(key, 0))
         for wider in range(level + 1, len(SCOPES)):
             more, reached = state.targets_in_scope(source, targets, wider)

@@ -1,0 +1,438 @@
+"""``throughput``: the plan with the highest predicted throughput under Storm's routing — a
+portfolio of the registered algorithms, then a local search on the throughput model (ours;
+``docs/algorithms/throughput-model.md``).
+
+Why. Which algorithm places a topology fastest depends on the topology and on Storm's settings
+(``README.md``, "Evaluation on an emulated network": ``locality`` 2.9× DefaultScheduler on
+Diamond, ``td`` 0.51× on Linear; ``links`` when load-aware messaging is off), while the
+throughput model (:mod:`scheduler_py.model.throughput`) predicted every recorded run's
+throughput within a median 2 %. So this algorithm asks the model instead of the operator.
+
+**Objective.** The predicted sustainable spout rate
+(:func:`~scheduler_py.model.throughput.throughput`), higher is better, compared with a relative
+tolerance of :data:`TIE`; then fewer nodes; then fewer payload tuples between nodes as Storm
+routes them (:attr:`~scheduler_py.model.throughput.Throughput.crossing`). Per-tuple CPU is
+measured where the topology has measured costs
+(:func:`~scheduler_py.model.throughput.measured_work_seconds`), else Storm's own costs only:
+declared CPU points are a capacity, not a cost per tuple; the report says which
+(``work_costs``).
+
+**Search.** The candidates (:data:`CANDIDATES`: ``locality`` with the topology's load-aware
+setting, ``td``, ``rstorm``, ``even``) run in turn within :data:`CANDIDATES_SHARE`
+of the budget, each verified by :func:`~scheduler_py.algorithms.registry.run` and scored.
+The best is improved by moving one executor of a saturated resource's host (a saturated rack
+uplink's hosts) to another node, or swapping it with an executor elsewhere, taking the first
+move that improves the objective — or keeps the rate with fewer resources saturated, the way
+off a plateau of tied bottlenecks — until none does, the budget ends or
+:data:`MAX_EVALUATIONS` plans were scored. Moves keep declared CPU and memory within each
+node and use at most ``topology.workers`` nodes (or as many as the start used). Above
+:data:`SEARCH_ABOVE` executors the search is skipped: the best candidate is the plan.
+
+**Determinism.** The algorithms break ties by node id, and node ids are Storm's random
+supervisor ids. This algorithm plans on a copy of the problem whose nodes are renamed in a
+canonical order — by rack, then free CPU, memory and slots, highest first — so a cluster plans
+the same way whatever its supervisor ids, up to the renaming of interchangeable nodes
+(``tests/test_fastest.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from scheduler_py.algorithms import registry
+from scheduler_py.algorithms.links import DEFAULT_RACK_LINK
+from scheduler_py.model.budget import UNLIMITED, Budget
+from scheduler_py.model.capacity import CapacityTracker
+from scheduler_py.model.errors import BudgetExhaustedError, SchedulingError
+from scheduler_py.model.throughput import (
+    Shape,
+    Throughput,
+    ThroughputInputs,
+    measured_work_seconds,
+    throughput,
+)
+from scheduler_py.model.types import Node, Placement, Problem
+
+NAME = "throughput"
+CANDIDATES = ("locality", "td", "rstorm", "even")
+"""in running order: the emulated evaluation's fastest plan first (``locality``), ``td`` the
+fast group-aware one, then ``rstorm`` and Storm's round robin. ``links`` is not a default
+candidate: its random starts stop at a clock, so its plan depends on the machine's speed, and
+from ``td``'s plan the search reaches the rate of ``links``'s on every emulated topology
+(``docs/algorithms/throughput-model.md``)."""
+UNIFORM_ONLY = frozenset({"links"})
+"""candidates that plan for uniform shuffles: skipped with load-aware messaging on (``links``
+scores the uniform split; with it on ``locality`` plans for the routing Storm does)"""
+LOADAWARE_ONLY = frozenset({"locality"})
+"""candidates skipped with load-aware messaging off (``locality`` then hands over to
+``links``, which runs anyway)"""
+CANDIDATES_SHARE = 0.5
+"""of the budget for the candidates; the search has the rest (and what they leave)"""
+DEFAULT_SECONDS = 0.05
+"""the budget per topology when the round's share is larger (``bench roundtrip``)"""
+MAX_EVALUATIONS = 400
+"""plans the local search scores at most"""
+SEARCH_ABOVE = 400
+"""executors above which the local search is skipped"""
+TIE = 1e-6
+"""relative difference in predicted throughput under which two plans count as equal"""
+SHORTLIST_ABOVE = 32
+"""usable nodes above which the candidates plan on a shortlist (:func:`shortlist`)"""
+SHORTLIST_NODES = 16
+"""nodes a shortlist holds at least, beyond ``topology.workers``"""
+SHORTLIST_SPARE = 2.0
+"""a shortlist's CPU and memory, relative to the topology's"""
+DEFAULT_HOST_MBIT = 1000.0
+"""Mbit/s of a node's link each way when the node gives none (1 Gbit/s Ethernet)"""
+DEFAULT_PAYLOAD = 1024.0
+"""bytes per tuple when the caller does not say (Storm's snapshot carries no tuple size)"""
+
+
+def canonical_problem(problem: Problem) -> tuple[Problem, dict[str, str]]:
+    """``problem`` with its nodes renamed and ordered canonically (rack, then free CPU,
+    memory, slots, speed and bandwidth, highest first; interchangeable nodes keep their
+    relative order), cut to a shortlist on large clusters (:func:`shortlist`), and the map
+    from the new names back to the node ids."""
+    ordered = shortlist(problem, sorted(problem.nodes, key=_node_key))
+    current = problem.current
+    if current is not None:  # the nodes it runs on stay candidates
+        kept = {n.id for n in ordered}
+        running = set(current.node_of.values())
+        ordered = [n for n in sorted(problem.nodes, key=_node_key) if n.id in kept | running]
+    width = len(str(len(ordered)))
+    to_canonical = {n.id: f"n{i:0{width}d}" for i, n in enumerate(ordered)}
+    nodes = tuple(
+        Node(to_canonical[n.id], n.cpu, n.slots, n.memory_mb, n.rack, n.bandwidth, n.speed)
+        for n in ordered
+    )
+    if current is not None:
+        current = replace(
+            current,
+            node_of={e: to_canonical.get(n, n) for e, n in current.node_of.items()},
+            slot_of={},
+        )
+    back = {new: old for old, new in to_canonical.items()}
+    return Problem(nodes, problem.topology, current), back
+
+
+def _node_key(node: Node) -> tuple:
+    return (
+        node.rack,
+        -node.cpu,
+        -node.memory_mb,
+        -node.slots,
+        -node.speed,
+        -(node.bandwidth or 0.0),
+    )
+
+
+def shortlist(problem: Problem, ordered: list[Node]) -> list[Node]:
+    """Above :data:`SHORTLIST_ABOVE` nodes, the nodes the candidates see: whole racks first
+    (most free CPU first, as :func:`~scheduler_py.model.capacity.worker_nodes` keeps them),
+    within a rack in canonical order, until there are :data:`SHORTLIST_NODES` nodes and
+    ``topology.workers`` more, with :data:`SHORTLIST_SPARE` times the topology's CPU and
+    memory; canonical order kept. Every plan on it is a plan on the whole cluster."""
+    usable = [n for n in ordered if n.slots > 0]
+    if len(usable) <= SHORTLIST_ABOVE:
+        return ordered
+    topology = problem.topology
+    cpu = SHORTLIST_SPARE * topology.total_cpu
+    memory = SHORTLIST_SPARE * sum(e.memory_mb for e in topology.executors)
+    count = SHORTLIST_NODES + max(1, topology.workers)
+    racks: dict[str, list[Node]] = defaultdict(list)
+    for node in usable:
+        racks[node.rack].append(node)
+    kept: set[str] = set()
+    for rack in sorted(racks, key=lambda r: (-sum(n.cpu for n in racks[r]), r)):
+        for node in racks[rack]:
+            if len(kept) >= count and cpu <= 0 and memory <= 0:
+                break
+            kept.add(node.id)
+            cpu -= node.cpu
+            memory -= node.memory_mb
+    return [n for n in ordered if n.id in kept]
+
+
+def conf_params(conf: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters a round takes from the topology's conf: load-aware messaging
+    (``topology.disable.loadaware.messaging``) and ``topology.max.spout.pending``."""
+    pending = conf.get("topology.max.spout.pending")
+    try:
+        pending_value = max(0, int(pending)) if pending not in (None, "") else 0
+    except (TypeError, ValueError):
+        pending_value = 0
+    disabled = conf.get("topology.disable.loadaware.messaging")
+    return {
+        "loadaware": str(disabled).strip().lower() not in ("true", "1", "yes"),
+        "max_spout_pending": pending_value,
+    }
+
+
+def model_inputs(
+    problem: Problem,
+    loadaware: bool,
+    payload_bytes: float,
+    rack_link: float,
+    host_mbit: float = DEFAULT_HOST_MBIT,
+    max_spout_pending: int = 0,
+) -> tuple[ThroughputInputs, str]:
+    """The throughput model's inputs for ``problem`` and what its CPU per tuple rests on."""
+    work = measured_work_seconds(problem.topology)
+    given = [n.bandwidth for n in problem.nodes if n.bandwidth]
+    host = sum(given) / len(given) if given else host_mbit * 1e6 / 8
+    racks = {n.rack for n in problem.nodes}
+    spouts = sum(c.parallelism for c in problem.topology.components if c.is_spout)
+    inputs = ThroughputInputs(
+        loadaware=loadaware,
+        payload_bytes=payload_bytes,
+        work_seconds=work,
+        host_bandwidth=host,
+        rack_bandwidth=rack_link * host if len(racks) > 1 else None,
+        in_flight=float(max_spout_pending * spouts) if max_spout_pending > 0 else None,
+    )
+    costs = "measured CPU per tuple" if work else "CPU per tuple not measured (Storm's own costs)"
+    return inputs, costs
+
+
+class _Scorer:
+    """Scores plans on the throughput model: ``(-rate, nodes, traffic)``, lower is better."""
+
+    def __init__(self, problem: Problem, inputs: ThroughputInputs) -> None:
+        self.problem = problem
+        self.inputs = inputs
+        self.shape = Shape(problem.topology)
+        self.evaluations = 0
+
+    def score(self, node_of: Mapping[str, str]) -> tuple[tuple[float, int, float], Throughput]:
+        self.evaluations += 1
+        placement = Placement(self.problem.topology.id, node_of)
+        result = throughput(self.problem, placement, self.inputs, self.shape)
+        rate = result.rate if math.isfinite(result.rate) else 1e300
+        return (-rate, len(set(node_of.values())), result.crossing), result
+
+
+def _saturated(result: Throughput) -> list[str]:
+    """The resources at the bottleneck's utilisation (within :data:`TIE`), by name."""
+    return sorted(r for r, u in result.loads.items() if u >= 1 - TIE)
+
+
+def _better(a: tuple[float, int, float], b: tuple[float, int, float]) -> bool:
+    scale = max(abs(a[0]), abs(b[0]), 1e-12)
+    if abs(a[0] - b[0]) > TIE * scale:
+        return a[0] < b[0]
+    if a[1] != b[1]:
+        return a[1] < b[1]
+    return a[2] < b[2] - 1e-12 * max(1.0, abs(b[2]))
+
+
+def _search(
+    problem: Problem,
+    scorer: _Scorer,
+    start: dict[str, str],
+    key: tuple[float, int, float],
+    result: Throughput,
+    budget: Budget,
+) -> tuple[dict[str, str], tuple[float, int, float], Throughput, int]:
+    """First-improvement moves and swaps from the bottleneck's host(s); returns the best plan,
+    its key and model result, and how many moves improved it."""
+    executors = problem.topology.executor_by_id
+    nodes = problem.usable_nodes
+    limit = max(problem.topology.workers, len(set(start.values())))
+    tracker = CapacityTracker(nodes)
+    node_of = dict(start)
+    for executor, node in node_of.items():
+        tracker.take_executor(node, executors[executor])
+    rack_of = {n.id: n.rack for n in nodes}
+    improved = 0
+    while scorer.evaluations < MAX_EVALUATIONS and not budget.expired():
+        used = list(dict.fromkeys(sorted(node_of.values(), key=problem.node_index.__getitem__)))
+        hot = _hot_nodes(_saturated(result), used, rack_of)
+        if not hot:
+            break
+        spare = [n.id for n in nodes if n.id not in set(used)][: max(0, limit - len(used))]
+        by_node: dict[str, list[str]] = defaultdict(list)
+        for executor, node in sorted(node_of.items()):
+            by_node[node].append(executor)
+        found = False
+        for executor in (e for n in hot for e in by_node[n]):
+            if found or scorer.evaluations >= MAX_EVALUATIONS or budget.expired():
+                break
+            here = node_of[executor]
+            moves: list[dict[str, str]] = []
+            for target in (*used, *spare[:1]):
+                if target != here and tracker.fits_executor(target, executors[executor]):
+                    moves.append({executor: target})
+            for target in used:
+                if target == here:
+                    continue
+                for other in by_node[target]:
+                    if _swap_fits(tracker, executors, executor, here, other, target):
+                        moves.append({executor: target, other: here})
+            for move in moves:
+                if scorer.evaluations >= MAX_EVALUATIONS or budget.expired():
+                    break
+                trial = node_of | move
+                trial_key, trial_result = scorer.score(trial)
+                if _improves(trial_key, trial_result, key, result):
+                    for moved, target in move.items():
+                        tracker.release_executor(node_of[moved], executors[moved])
+                        tracker.take_executor(target, executors[moved])
+                    node_of, key, result = trial, trial_key, trial_result
+                    improved += 1
+                    found = True
+                    break
+        if not found:
+            break
+    return node_of, key, result, improved
+
+
+def _hot_nodes(saturated: list[str], used: list[str], rack_of: Mapping[str, str]) -> list[str]:
+    """The nodes whose executors the search moves: the hosts of the saturated resources, or
+    the hosts of a saturated rack uplink's rack."""
+    hot: list[str] = []
+    for bottleneck in saturated:
+        resource = bottleneck.rpartition(" ")[0]
+        for node in [resource] if resource in used else used:
+            if (node == resource or rack_of.get(node) == resource) and node not in hot:
+                hot.append(node)
+    return hot
+
+
+def _improves(
+    key: tuple[float, int, float],
+    result: Throughput,
+    best_key: tuple[float, int, float],
+    best: Throughput,
+) -> bool:
+    """The search's acceptance: a better objective (:func:`_better`), or the same predicted
+    rate with fewer resources saturated (a step off a plateau of tied bottlenecks)."""
+    if _better(key, best_key):
+        return True
+    scale = max(abs(key[0]), abs(best_key[0]), 1e-12)
+    same_rate = abs(key[0] - best_key[0]) <= TIE * scale
+    return same_rate and len(_saturated(result)) < len(_saturated(best))
+
+
+def _swap_fits(
+    tracker: CapacityTracker,
+    executors: Mapping[str, Any],
+    a: str,
+    node_a: str,
+    b: str,
+    node_b: str,
+) -> bool:
+    ea, eb = executors[a], executors[b]
+    return tracker.fits(node_b, ea.cpu - eb.cpu, ea.memory_mb - eb.memory_mb) and tracker.fits(
+        node_a, eb.cpu - ea.cpu, eb.memory_mb - ea.memory_mb
+    )
+
+
+@registry.register(
+    NAME,
+    paper="ours: the highest predicted throughput under Storm's routing "
+    "(docs/algorithms/throughput-model.md)",
+    summary="Runs locality, td, rstorm and even, scores each plan by the throughput "
+    "model (the busiest host CPU, host link or rack uplink under Storm's routing), then moves "
+    "executors off the bottleneck while the predicted rate rises; ties: fewer nodes, less "
+    "traffic. Plans the same whatever the supervisor ids.",
+    params={
+        "loadaware": (True, "Storm's load-aware messaging is on (the round sets it from conf)"),
+        "payload_bytes": (DEFAULT_PAYLOAD, "bytes per tuple (the snapshot carries none)"),
+        "rack_link": (DEFAULT_RACK_LINK, "a rack's uplink relative to one host's link"),
+        "host_mbit": (DEFAULT_HOST_MBIT, "Mbit/s of a node's link each way"),
+        "max_spout_pending": (0, "topology.max.spout.pending (0: unbounded; the round sets it)"),
+        "seconds": (DEFAULT_SECONDS, "the most time per topology, within the round's share"),
+        "candidates": (",".join(CANDIDATES), "comma-separated algorithms to score, in order"),
+    },
+)
+def plan(
+    problem: Problem,
+    *,
+    loadaware: bool = True,
+    payload_bytes: float = DEFAULT_PAYLOAD,
+    rack_link: float = DEFAULT_RACK_LINK,
+    host_mbit: float = DEFAULT_HOST_MBIT,
+    max_spout_pending: int = 0,
+    seconds: float = DEFAULT_SECONDS,
+    candidates: str = ",".join(CANDIDATES),
+    budget: Budget = UNLIMITED,
+) -> Placement:
+    if seconds <= 0 or rack_link <= 0 or host_mbit <= 0 or payload_bytes < 0:
+        raise SchedulingError(
+            f"{NAME}: seconds, rack_link and host_mbit must be > 0 and payload_bytes >= 0, "
+            f"found {seconds}, {rack_link}, {host_mbit} and {payload_bytes}"
+        )
+    names = [n.strip() for n in candidates.split(",") if n.strip()]
+    if not names or any(n in (NAME, "auto") or n not in registry.algorithms() for n in names):
+        raise SchedulingError(
+            f"{NAME}: candidates must be registered algorithms other than {NAME} and auto, "
+            f"found {names}; the default list: {', '.join(CANDIDATES)}"
+        )
+    own = Budget.of(seconds)
+    if budget.limited and budget.remaining() < own.remaining():
+        own = budget
+    canonical, back = canonical_problem(problem)
+    inputs, costs = model_inputs(
+        canonical, loadaware, payload_bytes, rack_link, host_mbit, max_spout_pending
+    )
+    scorer = _Scorer(canonical, inputs)
+    tried: dict[str, Any] = {}
+    best: tuple[tuple[float, int, float], str, dict[str, str], Throughput] | None = None
+    phase = own.share(CANDIDATES_SHARE)
+    names = [
+        n
+        for n in names
+        if not (loadaware and n in UNIFORM_ONLY) and not (not loadaware and n in LOADAWARE_ONLY)
+    ] or names
+    for index, name in enumerate(names):
+        if best is not None and phase.expired():
+            tried[name] = {"skipped": "no time left in the budget"}
+            continue
+        params: dict[str, Any] = {"loadaware": loadaware} if name == "locality" else {}
+        if name in ("locality", "links"):
+            params["rack_link"] = rack_link
+        share = phase.share(1.0 / (len(names) - index))
+        started = time.perf_counter()
+        try:
+            placement = registry.run(name, canonical, params, budget=share)
+        except (BudgetExhaustedError, SchedulingError) as error:
+            tried[name] = {"skipped": str(error)}
+            continue
+        key, result = scorer.score(dict(placement.node_of))
+        tried[name] = {
+            "predicted_throughput": result.rate,
+            "bottleneck": result.bottleneck,
+            "nodes_used": key[1],
+            "seconds": time.perf_counter() - started,
+        }
+        if best is None or _better(key, best[0]):
+            best = (key, name, dict(placement.node_of), result)
+    if best is None:
+        reasons = "; ".join(f"{n}: {t.get('skipped')}" for n, t in tried.items())
+        raise BudgetExhaustedError(f"{NAME}: no candidate produced a plan ({reasons})")
+    key, chosen, node_of, result = best
+    improved = 0
+    if len(node_of) <= SEARCH_ABOVE and not own.expired():
+        node_of, key, result, improved = _search(canonical, scorer, node_of, key, result, own)
+    report: dict[str, Any] = {
+        "chosen": f"{chosen} + {improved} move(s)" if improved else chosen,
+        "predicted_throughput": result.rate if math.isfinite(result.rate) else None,
+        "bottleneck": _renamed(result.bottleneck, back),
+        "work_costs": costs,
+        "evaluations": scorer.evaluations,
+        "candidates": tried,
+    }
+    if own.expired():
+        report["budget_note"] = f"{chosen} was the best of what finished in time"
+    return Placement(problem.topology.id, {e: back[n] for e, n in node_of.items()}, report=report)
+
+
+def _renamed(bottleneck: str, back: Mapping[str, str]) -> str:
+    """The bottleneck resource with the node's real id (racks keep their names)."""
+    resource, _, kind = bottleneck.rpartition(" ")
+    return f"{back.get(resource, resource)} {kind}" if resource else bottleneck

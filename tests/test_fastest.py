@@ -1,0 +1,101 @@
+"""``throughput`` (``scheduler_py/algorithms/fastest.py``): the best predicted plan, the same
+whatever the supervisor ids."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import pytest
+
+from scheduler_py.algorithms import registry
+from scheduler_py.algorithms.fastest import conf_params, model_inputs
+from scheduler_py.bench.cluster_links import model_topology
+from scheduler_py.model.errors import SchedulingError
+from scheduler_py.model.throughput import throughput
+from scheduler_py.model.types import Node, Problem
+
+EMULATED = {"payload_bytes": 8192.0, "host_mbit": 100.0, "max_spout_pending": 1000}
+"""the emulated network of ``README.md`` ("Evaluation on an emulated network")"""
+
+
+def _problem(label: str, ids: list[str]) -> Problem:
+    nodes = tuple(
+        Node(ids[i], 30.0, slots=4, rack="/rack-1" if i < 3 else "/rack-2") for i in range(6)
+    )
+    topology = model_topology(label)
+    assert topology is not None
+    return Problem(nodes, dataclasses.replace(topology, workers=6))
+
+
+def _shape(problem: Problem, node_of: dict[str, str]) -> list[tuple[str, tuple[str, ...]]]:
+    """The placement with the node ids forgotten: per used node, its rack and executors."""
+    rack = {n.id: n.rack for n in problem.nodes}
+    groups: dict[str, list[str]] = {}
+    for executor, node in node_of.items():
+        groups.setdefault(node, []).append(executor)
+    return sorted((rack[n], tuple(sorted(e))) for n, e in groups.items())
+
+
+@pytest.mark.parametrize("label", ["linear", "diamond", "star"])
+@pytest.mark.parametrize("loadaware", [True, False])
+def test_same_plan_whatever_the_supervisor_ids(label: str, loadaware: bool) -> None:
+    rng = random.Random(7)
+    shapes = set()
+    for _ in range(4):
+        ids = [f"{rng.getrandbits(64):016x}" for _ in range(6)]
+        problem = _problem(label, ids)
+        # Storm lists supervisors by id: the problem's node order follows the random ids
+        problem = Problem(tuple(sorted(problem.nodes, key=lambda n: n.id)), problem.topology)
+        params = EMULATED | {"loadaware": loadaware, "seconds": 5.0}
+        placement = registry.run("throughput", problem, params)
+        shapes.add(repr(_shape(problem, dict(placement.node_of))))
+    assert len(shapes) == 1
+
+
+@pytest.mark.parametrize("label", ["linear", "diamond", "star"])
+@pytest.mark.parametrize("loadaware", [True, False])
+def test_at_least_as_fast_as_every_candidate(label: str, loadaware: bool) -> None:
+    problem = _problem(label, [f"h{i}" for i in range(1, 7)])
+    params = EMULATED | {"loadaware": loadaware, "seconds": 5.0}
+    placement = registry.run("throughput", problem, params)
+    inputs, _ = model_inputs(problem, loadaware, 8192.0, 0.5, 100.0, 1000)
+    best = throughput(problem, placement, inputs)
+    assert placement.report["predicted_throughput"] == pytest.approx(best.rate)
+    for name in ("locality", "td", "rstorm", "even", "links"):
+        other = registry.run(name, problem, {"loadaware": loadaware} if name == "locality" else {})
+        assert best.rate >= throughput(problem, other, inputs).rate * (1 - 1e-6), name
+
+
+def test_report_names_the_bottleneck_with_the_real_node_id() -> None:
+    problem = _problem("linear", ["zz-a", "zz-b", "aa-c", "mm-d", "bb-e", "cc-f"])
+    placement = registry.run("throughput", problem, EMULATED | {"seconds": 5.0})
+    resource, _, kind = str(placement.report["bottleneck"]).rpartition(" ")
+    assert kind in ("cpu", "in", "out")
+    assert resource in {n.id for n in problem.nodes} | {"/rack-1", "/rack-2"}
+    assert "not measured" in str(placement.report["work_costs"])
+
+
+def test_large_cluster_uses_a_shortlist_and_stays_valid() -> None:
+    nodes = tuple(Node(f"s{i:03d}", 400.0, slots=4, rack=f"r{i % 4}") for i in range(300))
+    topology = model_topology("diamond")
+    assert topology is not None
+    problem = Problem(nodes, dataclasses.replace(topology, workers=4))
+    placement = registry.run("throughput", problem, {"seconds": 1.0})
+    assert set(placement.node_of) == set(topology.executor_by_id)
+    assert len(set(placement.node_of.values())) <= 4
+
+
+def test_bad_parameters_are_refused() -> None:
+    problem = _problem("linear", [f"h{i}" for i in range(1, 7)])
+    with pytest.raises(SchedulingError, match="host_mbit"):
+        registry.run("throughput", problem, {"host_mbit": 0})
+    with pytest.raises(SchedulingError, match="candidates"):
+        registry.run("throughput", problem, {"candidates": "auto"})
+
+
+def test_conf_params() -> None:
+    assert conf_params({}) == {"loadaware": True, "max_spout_pending": 0}
+    conf = {"topology.disable.loadaware.messaging": True, "topology.max.spout.pending": 500}
+    assert conf_params(conf) == {"loadaware": False, "max_spout_pending": 500}
+    assert conf_params({"topology.max.spout.pending": "x"})["max_spout_pending"] == 0
