@@ -99,3 +99,40 @@ def test_conf_params() -> None:
     conf = {"topology.disable.loadaware.messaging": True, "topology.max.spout.pending": 500}
     assert conf_params(conf) == {"loadaware": False, "max_spout_pending": 500}
     assert conf_params({"topology.max.spout.pending": "x"})["max_spout_pending"] == 0
+
+
+def test_a_round_shows_the_predicted_throughput_and_the_bottleneck() -> None:
+    from scheduler_py.scheduling.round import RoundConfig
+    from scheduler_py.scheduling.status import status_document
+    from scheduler_py.service.snapshot import to_state
+    from tests.snapshots import answer, snapshot, supervisor, wordcount
+
+    conf = {"scheduler.brain.algorithm": "throughput", "topology.max.spout.pending": 100}
+    snap = snapshot([supervisor(f"s{i}") for i in range(4)], [wordcount(conf=conf)])
+    _, decisions = answer(snap, RoundConfig())
+    decision = decisions[0]
+    assert decision.algorithm == "throughput"
+    assert "predicted throughput" in decision.reason
+    assert "bottleneck" in decision.reason
+    assert "CPU per tuple not measured" in decision.reason
+    summary = dict(decision.summary)
+    assert summary["predicted_throughput"] > 0
+    assert summary["bottleneck"].rpartition(" ")[2] in ("cpu", "in", "out")
+    document = status_document(to_state(snap), {decision.topology_id: decision}, 0.1, "x", 1, 0)
+    shown = document["topologies"][0]["decision"]
+    assert shown["summary"]["bottleneck"] == summary["bottleneck"]
+    assert "predicted throughput" in shown["reason"]
+
+
+def test_a_round_passes_the_conf_to_the_algorithm() -> None:
+    from scheduler_py.scheduling.round import RoundConfig, choose_algorithm
+
+    conf = {
+        "scheduler.brain.algorithm": "throughput",
+        "topology.disable.loadaware.messaging": True,
+        "topology.max.spout.pending": 250,
+        "scheduler.brain.params": {"host_mbit": 100},
+    }
+    algorithm, params = choose_algorithm(conf, RoundConfig())
+    assert algorithm == "throughput"
+    assert params == {"loadaware": False, "max_spout_pending": 250, "host_mbit": 100}

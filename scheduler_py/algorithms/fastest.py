@@ -432,6 +432,29 @@ def plan(
     return Placement(problem.topology.id, {e: back[n] for e, n in node_of.items()}, report=report)
 
 
+PREDICTED_FIELDS = ("predicted_throughput", "bottleneck", "work_costs")
+"""what a plan summary (the plan log, the status) carries of this algorithm's report"""
+
+
+def predicted_summary(report: Mapping[str, Any]) -> dict[str, Any]:
+    """The :data:`PREDICTED_FIELDS` of a plan's report; empty when the plan has none (another
+    algorithm's plan)."""
+    if report.get("predicted_throughput") is None and not report.get("bottleneck"):
+        return {}
+    return {key: report.get(key) for key in PREDICTED_FIELDS}
+
+
+def predicted_text(summary: Mapping[str, Any]) -> str:
+    """One line for the decision's reason (Storm's status string): the predicted rate, the
+    bottleneck and what the CPU per tuple rests on."""
+    rate = summary.get("predicted_throughput")
+    shown = f"{rate:,.0f} spout tuples/s" if isinstance(rate, int | float) else "unbounded"
+    return (
+        f"predicted throughput {shown}, bottleneck {summary.get('bottleneck') or 'none'} "
+        f"({summary.get('work_costs')})"
+    )
+
+
 def _renamed(bottleneck: str, back: Mapping[str, str]) -> str:
     """The bottleneck resource with the node's real id (racks keep their names)."""
     resource, _, kind = bottleneck.rpartition(" ")

@@ -51,7 +51,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduler_py.algorithms import registry
+from scheduler_py.algorithms import fastest, registry
 from scheduler_py.config import keys
 from scheduler_py.model.bound import TrafficBound, traffic_bound
 from scheduler_py.model.budget import UNLIMITED, Budget
@@ -293,6 +293,8 @@ def choose_algorithm(
         )
     if algorithm == "locality" and "loadaware" not in params:
         params["loadaware"] = loadaware_messaging(conf)
+    if algorithm == fastest.NAME:
+        params = fastest.conf_params(conf) | params
     return algorithm, params
 
 
@@ -372,12 +374,16 @@ def _place(
     merged = placement.report.get("workers_merged")
     if merged:
         reason = f"{reason}; workers merged {merged} to meet topology.workers"
+    predicted = fastest.predicted_summary(outcome.placement.report)
+    if predicted:
+        reason = f"{reason}; {fastest.predicted_text(predicted)}"
     if outcome.note:
         reason = f"{outcome.note}; {reason}"
     ready = (
         evaluation.summary()
         | bound.summary(evaluation.imc_gain)
         | {"seconds": placement.report.get("seconds", 0.0), "costs": view.costs}
+        | predicted
     )
     if outcome.note:
         ready["budget_note"] = outcome.note
