@@ -71,7 +71,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_py.bench import cluster_adaptive as adaptive
-from scheduler_py.bench import cluster_report, default_orders, report
+from scheduler_py.bench import cluster_calibration, cluster_report, default_orders, report
 from scheduler_py.bench.cluster_links import link_check, routed_links
 from scheduler_py.bench.cluster_report import draw, median_text, progress, tables
 from scheduler_py.bench.cluster_runs import (
@@ -790,6 +790,11 @@ def run(options: BenchOptions) -> None:
     emulated = bool(runs) and all(r["emulated"] for r in runs)
     rows = summarise(runs)
     tables(rows, settings, emulated)
+    hosts_json = _hosts_json(session)
+    for result in runs:
+        if hosts_json is not None and result.get("placement"):
+            result["throughput_model"] = cluster_calibration.predicted_run(result, hosts_json)
+    throughput_check = cluster_report.throughput_model_check(runs)
     checks = cluster_report.model_check(rows)
     link_checks = cluster_report.link_model_check(runs)
     order_checks = _default_orders(runs, rows, session.hosts)
@@ -811,7 +816,7 @@ def run(options: BenchOptions) -> None:
         {
             "settings": {k: v for k, v in settings.items()},
             "emulated": emulated,
-            "emulated_hosts": _hosts_json(session),
+            "emulated_hosts": hosts_json,
             "notes": notes,
             "duration_s": elapsed,
             "cluster_start_s": session.start_seconds,
@@ -824,6 +829,7 @@ def run(options: BenchOptions) -> None:
             "summary": rows,
             "targets": targets,
             "model_check": checks,
+            "throughput_model_check": throughput_check,
             "link_model_check": link_checks,
             "default_orders": order_checks,
         }

@@ -69,9 +69,18 @@ class Sample:
 def samples_of(path: Path) -> list[Sample]:
     """The runs of one ``cluster.json`` that recorded a placement on emulated hosts."""
     document = json.loads(path.read_text())
-    hosts = document.get("emulated_hosts")
-    if isinstance(hosts, str) or not isinstance(hosts, Mapping) or not hosts.get("hosts"):
-        return []
+    found = (
+        sample_of(run, document.get("emulated_hosts"), str(path.parent))
+        for run in document.get("runs", [])
+    )
+    return [sample for sample in found if sample is not None]
+
+
+def sample_of(run: Mapping[str, Any], hosts: Any, source: str = "") -> Sample | None:
+    """One run as the model sees it, on the emulated hosts ``hosts`` (the ``emulated_hosts``
+    of its ``cluster.json``); ``None`` when it recorded no placement of a modelled topology."""
+    if not isinstance(hosts, Mapping) or not hosts.get("hosts"):
+        return None
     host_of = {h["address"]: h["name"] for h in hosts["hosts"]}
     nodes = tuple(
         Node(h["name"], float(h.get("cpu_cores", 1.0)) * 100.0, slots=4, rack=h["rack"])
@@ -79,49 +88,58 @@ def samples_of(path: Path) -> list[Sample]:
     )
     host_bytes = float(hosts.get("host_mbit", 100.0)) * 1e6 / 8
     rack_bytes = float(hosts.get("interrack_mbit", 0.0)) * 1e6 / 8 or None
-    result = []
-    for run in document.get("runs", []):
-        placement = run.get("placement")
-        topology = model_topology(str(run.get("topology", "")))
-        if not placement or topology is None or not run.get("throughput"):
-            continue
-        node_of: dict[str, str] = {}
-        worker_of: dict[str, int] = {}
-        for component in topology.components:
-            for index, slot in enumerate(placement.get(component.id) or []):
-                address, _, port = slot.rpartition(":")
-                if address in host_of:
-                    node_of[f"{component.id}#{index}"] = host_of[address]
-                    worker_of[f"{component.id}#{index}"] = int(port)
-        if len(node_of) != len(topology.executors):
-            continue
-        conf = run.get("conf") or {}
-        micros = float(conf.get("bench.cpu.micros", 0) or 0)
-        work = {c.id: micros * 1e-6 for c in topology.components if not c.is_system}
-        pending = conf.get("topology.max.spout.pending", JVM_SPOUT_PENDING)
-        spouts = sum(c.parallelism for c in topology.components if c.is_spout)
-        inputs = ThroughputInputs(
-            loadaware=bool(run.get("loadaware", True)),
-            payload_bytes=float(conf.get("bench.payload.bytes", 8192)),
-            work_seconds=work,
-            host_bandwidth=host_bytes,
-            rack_bandwidth=rack_bytes,
-            in_flight=float(pending) * spouts if pending else None,
-            receive_buffer=int(conf.get("topology.executor.receive.buffer.size", 32768)),
-        )
-        result.append(
-            Sample(
-                str(path.parent),
-                str(run["topology"]),
-                str(run["scheduler"]),
-                inputs.loadaware,
-                float(run["throughput"]),
-                Problem(nodes, topology),
-                Placement(topology.id, node_of, worker_of=worker_of),
-                inputs,
-            )
-        )
-    return result
+    placement = run.get("placement")
+    topology = model_topology(str(run.get("topology", "")))
+    if not placement or topology is None or not run.get("throughput"):
+        return None
+    node_of: dict[str, str] = {}
+    worker_of: dict[str, int] = {}
+    for component in topology.components:
+        for index, slot in enumerate(placement.get(component.id) or []):
+            address, _, port = slot.rpartition(":")
+            if address in host_of:
+                node_of[f"{component.id}#{index}"] = host_of[address]
+                worker_of[f"{component.id}#{index}"] = int(port)
+    if len(node_of) != len(topology.executors):
+        return None
+    conf = run.get("conf") or {}
+    micros = float(conf.get("bench.cpu.micros", 0) or 0)
+    work = {c.id: micros * 1e-6 for c in topology.components if not c.is_system}
+    pending = conf.get("topology.max.spout.pending", JVM_SPOUT_PENDING)
+    spouts = sum(c.parallelism for c in topology.components if c.is_spout)
+    inputs = ThroughputInputs(
+        loadaware=bool(run.get("loadaware", True)),
+        payload_bytes=float(conf.get("bench.payload.bytes", 8192)),
+        work_seconds=work,
+        host_bandwidth=host_bytes,
+        rack_bandwidth=rack_bytes,
+        in_flight=float(pending) * spouts if pending else None,
+        receive_buffer=int(conf.get("topology.executor.receive.buffer.size", 32768)),
+    )
+    return Sample(
+        source,
+        str(run["topology"]),
+        str(run["scheduler"]),
+        inputs.loadaware,
+        float(run["throughput"]),
+        Problem(nodes, topology),
+        Placement(topology.id, node_of, worker_of=worker_of),
+        inputs,
+    )
+
+
+def predicted_run(run: Mapping[str, Any], hosts: Any) -> dict[str, Any]:
+    """The model's throughput for a run's recorded placement beside the measured one
+    (``bench cluster`` stores it as ``runs[].throughput_model``)."""
+    sample = sample_of(run, hosts)
+    if sample is None:
+        return {"note": "no placement of a modelled topology on emulated hosts"}
+    predicted = throughput(sample.problem, sample.placement, sample.inputs)
+    return {
+        "predicted_throughput": predicted.rate,
+        "bottleneck": predicted.bottleneck,
+        "error": predicted.rate / sample.measured - 1.0,
+    }
 
 
 def all_samples(roots: Iterable[str] = SOURCES) -> list[Sample]:

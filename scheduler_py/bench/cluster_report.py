@@ -4,6 +4,7 @@ targets and the grouped-bar PNG (the runs themselves: :mod:`scheduler_py.bench.c
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -165,6 +166,65 @@ def link_model_check(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             }
         )
     return lines
+
+
+THROUGHPUT_TOLERANCE = 0.15
+"""The throughput model's target: predicted within ±15 % of measured for every placement."""
+
+
+def throughput_model_check(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Predicted (``scheduler_py/model/throughput.py``, ``runs[].throughput_model``) against
+    measured acked tuples/s for every run of every scheduler, per topology × scheduler and
+    over the whole run, with the ±15 % target's verdict."""
+    checked = [
+        r
+        for r in runs
+        if isinstance(r.get("throughput_model"), Mapping) and "error" in r["throughput_model"]
+    ]
+    report.line()
+    report.line(
+        "throughput model (scheduler_py/model/throughput.py): predicted vs measured acked/s, "
+        "every scheduler's placement"
+    )
+    if not checked:
+        report.line("  n/a: no run recorded a placement of a modelled topology on emulated hosts")
+        return {"runs": 0, "passed": None}
+    groups: dict[tuple[str, str, bool], list[Mapping[str, Any]]] = {}
+    for run in checked:
+        groups.setdefault((run["topology"], run["scheduler"], run["loadaware"]), []).append(run)
+    table = Table(
+        ["topology", "scheduler", "LA", "runs", "measured", "predicted", "error", "bottleneck"]
+    )
+    for (topology, scheduler, loadaware), members in sorted(groups.items()):
+        errors = [m["throughput_model"]["error"] for m in members]
+        table.add(
+            topology,
+            scheduler,
+            "on" if loadaware else "off",
+            len(members),
+            fmt(statistics.median(m["throughput"] for m in members), ",.0f"),
+            fmt(
+                statistics.median(m["throughput_model"]["predicted_throughput"] for m in members),
+                ",.0f",
+            ),
+            f"{statistics.median(errors):+.0%} ({min(errors):+.0%} … {max(errors):+.0%})",
+            members[0]["throughput_model"]["bottleneck"],
+        )
+    table.print()
+    errors = [abs(r["throughput_model"]["error"]) for r in checked]
+    passed = max(errors) <= THROUGHPUT_TOLERANCE
+    detail = (
+        f"{len(errors)} runs: median |error| {statistics.median(errors):.1%}, largest "
+        f"{max(errors):.1%}, {sum(e <= THROUGHPUT_TOLERANCE for e in errors)} within ±15 %"
+    )
+    report.target_line("throughput model within ±15 % for every placement", passed, detail)
+    return {
+        "runs": len(errors),
+        "median_abs_error": statistics.median(errors),
+        "max_abs_error": max(errors),
+        "within_15pct": sum(e <= THROUGHPUT_TOLERANCE for e in errors),
+        "passed": passed,
+    }
 
 
 def default_orders(checks: Sequence[Mapping[str, Any]]) -> None:
