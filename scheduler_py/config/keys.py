@@ -217,6 +217,22 @@ MONITOR_ZK_ENABLED = Key(
     "`false`: local log only, nothing published to ZooKeeper",
     "monitor",
 )
+MONITOR_ZK_DIGEST_FILE = Key(
+    "scheduler.monitor.zk.digest.file",
+    None,
+    "file holding `user:password`: monitoring znodes are created writable only with this "
+    "digest credential, and every client authenticates with it (Python commands: "
+    "`$SCHEDULER_PY_ZK_DIGEST_FILE`; scheduler_py/monitoring/zk_acl.py)",
+    "monitor",
+    shown_default="unset (open ACL)",
+)
+MONITOR_ZK_WORLD_READ = Key(
+    "scheduler.monitor.zk.world.read",
+    True,
+    "with a digest file: anyone may still read the monitoring znodes (`false`: only the "
+    "credential; Python commands: `$SCHEDULER_PY_ZK_WORLD_READ`)",
+    "monitor",
+)
 MONITOR_SHELL_LOG_DELEGATE = Key(
     "scheduler.monitor.multilang.log.handler",
     None,

@@ -10,6 +10,10 @@ Every data is gzip of UTF-8 JSON. :class:`MonitorStore` reads the windows of a t
 writes the aggregate and the change-signal reference, and cleans up: whole topologies that
 no longer run, and window znodes older than the aggregator's retention (a killed worker
 cannot delete its own).
+
+Every client made here authenticates with the digest credential when one is configured
+(``$SCHEDULER_PY_ZK_DIGEST_FILE``) and creates znodes — parents included — with its ACL:
+writable only with the credential (``scheduler_py/monitoring/zk_acl.py``).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from kazoo.exceptions import NoNodeError, NotEmptyError, OperationTimeoutError
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry
 
-from scheduler_py.monitoring import znodes
+from scheduler_py.monitoring import zk_acl, znodes
 from scheduler_py.monitoring.records import (
     CorruptRecord,
     WindowRecord,
@@ -79,25 +83,54 @@ def close_quietly(client: Any) -> None:
         log.debug("closing the ZooKeeper client failed", exc_info=True)
 
 
-def _client(hosts: str, timeout: float) -> KazooClient:
+def _client(hosts: str, timeout: float, credential: zk_acl.Credential | None = None) -> KazooClient:
     """A kazoo client that, once ZooKeeper is gone, tries to reach it again at least every
     :data:`RECONNECT_MAX_DELAY_S` (kazoo's own back-off doubles up to an hour: after a 25 s
-    outage it tried again only ~20 s after ZooKeeper was back; tests/test_monitoring_faults.py)."""
-    retry = KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=RECONNECT_MAX_DELAY_S)
-    return KazooClient(hosts=hosts, timeout=timeout, connection_retry=retry)
+    outage it tried again only ~20 s after ZooKeeper was back; tests/test_monitoring_faults.py).
+    With ``credential`` (default: :func:`zk_acl.from_environment`) it authenticates on every
+    (re)connection and creates znodes with the credential's ACL."""
+    credential = credential or zk_acl.from_environment()
+    if credential is None:
+        return _open_client(hosts, timeout)
+    return KazooClient(
+        hosts=hosts,
+        timeout=timeout,
+        connection_retry=_retry(),
+        auth_data=[credential.auth],
+        default_acl=credential.acl(),
+    )
 
 
-def connect(hosts: str = DEFAULT_HOSTS, timeout: float = 10.0) -> KazooClient:
-    """A started kazoo client (raises ``kazoo.handlers.threading.KazooTimeoutError``)."""
-    client = _client(hosts, timeout)
+def _open_client(hosts: str, timeout: float) -> KazooClient:
+    return KazooClient(hosts=hosts, timeout=timeout, connection_retry=_retry())
+
+
+def _retry() -> KazooRetry:
+    return KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=RECONNECT_MAX_DELAY_S)
+
+
+def connect(
+    hosts: str = DEFAULT_HOSTS, timeout: float = 10.0, credential: zk_acl.Credential | None = None
+) -> KazooClient:
+    """A started kazoo client (raises ``kazoo.handlers.threading.KazooTimeoutError``, and
+    :class:`~scheduler_py.monitoring.zk_acl.CredentialError` for an unusable credential)."""
+    client = _client(hosts, timeout, credential)
     client.start(timeout=timeout)
     return client
 
 
-def connect_in_background(hosts: str = DEFAULT_HOSTS, timeout: float = 10.0) -> KazooClient:
+def connect_in_background(
+    hosts: str = DEFAULT_HOSTS, timeout: float = 10.0, credential: zk_acl.Credential | None = None
+) -> KazooClient:
     """A kazoo client that connects (and reconnects) in the background; check
-    ``client.connected`` before use. For the brain, which must never wait on ZooKeeper."""
-    client = _client(hosts, timeout)
+    ``client.connected`` before use. For the brain, which must never wait on ZooKeeper nor
+    stop for an unusable credential file (then it reads unauthenticated, with one ERROR)."""
+    if credential is None:
+        try:
+            credential = zk_acl.from_environment()
+        except zk_acl.CredentialError as error:  # the brain must keep running: read without it
+            log.error("%s; reading ZooKeeper unauthenticated (no writes)", error)
+    client = _client(hosts, timeout, credential) if credential else _open_client(hosts, timeout)
     client.start_async()
     return client
 

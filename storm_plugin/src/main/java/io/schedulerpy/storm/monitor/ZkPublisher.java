@@ -32,7 +32,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Uses Storm's shaded Curator through {@link CuratorUtils#newCurator} with the worker's
  * {@code storm.zookeeper.*} settings and {@link ZookeeperAuthInfo} (topology auth when set), but
- * with its own root ({@code scheduler.monitor.zk.root}), not {@code storm.zookeeper.root}.
+ * with its own root ({@code scheduler.monitor.zk.root}), not {@code storm.zookeeper.root}. With
+ * {@code scheduler.monitor.zk.digest.file} set, it authenticates with that digest credential instead
+ * and creates every znode writable only with it ({@link ZkAcl}).
  */
 final class ZkPublisher {
     private static final Logger LOG = LoggerFactory.getLogger(ZkPublisher.class);
@@ -173,7 +175,10 @@ final class ZkPublisher {
         }
         CuratorFramework c = client;
         if (c == null) {
-            c = CuratorUtils.newCurator(conf, servers, port, "", new ZookeeperAuthInfo(conf), null);
+            ZkAcl acl = ZkAcl.fromConf(conf); // digest ACL when configured (ZkAcl)
+            c = acl == null
+                ? CuratorUtils.newCurator(conf, servers, port, "", new ZookeeperAuthInfo(conf), null)
+                : CuratorUtils.newCurator(conf, servers, port, "", acl.auth(), acl.acl());
             c.start();
             client = c;
         }
