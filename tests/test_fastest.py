@@ -136,3 +136,24 @@ def test_a_round_passes_the_conf_to_the_algorithm() -> None:
     algorithm, params = choose_algorithm(conf, RoundConfig())
     assert algorithm == "throughput"
     assert params == {"loadaware": False, "max_spout_pending": 250, "host_mbit": 100}
+
+
+def test_copies_of_a_topology_on_fresh_nodes_are_planned_once() -> None:
+    nodes = tuple(Node(f"s{i:03d}", 400.0, slots=4, rack="r") for i in range(100))
+    topology = model_topology("star")
+    assert topology is not None
+    first = registry.run("throughput", Problem(nodes, topology), {"seconds": 5.0})
+    # the same topology under another id, its first plan's nodes full: the shortlist of the
+    # freest nodes is the same problem once renamed, so the plan is the remembered one
+    used = set(first.node_of.values())
+    rest = tuple(dataclasses.replace(n, cpu=0.0) if n.id in used else n for n in nodes)
+    copy = dataclasses.replace(topology, id="star-2")
+    second = registry.run("throughput", Problem(rest, copy), {"seconds": 5.0})
+    assert second.report.get("remembered") is True
+    assert not used & set(second.node_of.values())
+    assert _shape(Problem(nodes, topology), dict(first.node_of)) == _shape(
+        Problem(rest, copy), dict(second.node_of)
+    )
+    # a re-plan (a current placement) is planned again
+    replan = registry.run("throughput", Problem(nodes, topology, first), {"seconds": 5.0})
+    assert "remembered" not in replan.report

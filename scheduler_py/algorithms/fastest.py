@@ -28,6 +28,10 @@ off a plateau of tied bottlenecks — until none does, the budget ends or
 node and use at most ``topology.workers`` nodes (or as many as the start used). Above
 :data:`SEARCH_ABOVE` executors the search is skipped: the best candidate is the plan.
 
+**Memo.** The plans of recent canonical problems are remembered (:class:`_Memo`): a round
+placing many copies of one topology on a large cluster plans once (the shortlist of the freest
+nodes, renamed, is the same problem each time).
+
 **Determinism.** The algorithms break ties by node id, and node ids are Storm's random
 supervisor ids. This algorithm plans on a copy of the problem whose nodes are renamed in a
 canonical order — by rack, then free CPU, memory and slots, highest first — so a cluster plans
@@ -38,8 +42,9 @@ the same way whatever its supervisor ids, up to the renaming of interchangeable 
 from __future__ import annotations
 
 import math
+import threading
 import time
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -377,6 +382,14 @@ def plan(
     if budget.limited and budget.remaining() < own.remaining():
         own = budget
     canonical, back = canonical_problem(problem)
+    memo_key = _memo_key(
+        canonical,
+        (loadaware, payload_bytes, rack_link, host_mbit, max_spout_pending, tuple(names)),
+    )
+    remembered = _MEMO.get(memo_key) if memo_key is not None else None
+    if remembered is not None:
+        node_of, report = remembered
+        return _placement(problem, node_of, report | {"remembered": True}, back)
     inputs, costs = model_inputs(
         canonical, loadaware, payload_bytes, rack_link, host_mbit, max_spout_pending
     )
@@ -422,14 +435,81 @@ def plan(
     report: dict[str, Any] = {
         "chosen": f"{chosen} + {improved} move(s)" if improved else chosen,
         "predicted_throughput": result.rate if math.isfinite(result.rate) else None,
-        "bottleneck": _renamed(result.bottleneck, back),
+        "bottleneck": result.bottleneck,
         "work_costs": costs,
         "evaluations": scorer.evaluations,
         "candidates": tried,
     }
     if own.expired():
         report["budget_note"] = f"{chosen} was the best of what finished in time"
-    return Placement(problem.topology.id, {e: back[n] for e, n in node_of.items()}, report=report)
+    if memo_key is not None and not own.expired():  # a plan cut short is not remembered
+        _MEMO.put(memo_key, (dict(node_of), report))
+    return _placement(problem, node_of, report, back)
+
+
+def _placement(
+    problem: Problem, node_of: Mapping[str, str], report: Mapping[str, Any], back: Mapping[str, str]
+) -> Placement:
+    """The canonical plan ``node_of`` on the problem's own node ids; the report's bottleneck
+    and candidates' bottlenecks renamed too."""
+    renamed = dict(report)
+    renamed["bottleneck"] = _renamed(str(report.get("bottleneck") or ""), back)
+    renamed["candidates"] = {
+        name: (
+            entry | {"bottleneck": _renamed(str(entry["bottleneck"]), back)}
+            if "bottleneck" in entry
+            else entry
+        )
+        for name, entry in dict(report.get("candidates") or {}).items()
+    }
+    return Placement(problem.topology.id, {e: back[n] for e, n in node_of.items()}, report=renamed)
+
+
+class _Memo:
+    """The plans of the last :data:`MEMO_SIZE` canonical problems: a round that places 50
+    copies of one topology on a large cluster sees the same shortlist of fresh nodes each time
+    (the freest nodes, renamed), so it plans once. Thread-safe: rounds plan in a worker
+    thread."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.entries: OrderedDict[tuple, tuple[dict[str, str], dict[str, Any]]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple) -> tuple[dict[str, str], dict[str, Any]] | None:
+        with self.lock:
+            entry = self.entries.get(key)
+            if entry is not None:
+                self.entries.move_to_end(key)
+            return entry
+
+    def put(self, key: tuple, entry: tuple[dict[str, str], dict[str, Any]]) -> None:
+        with self.lock:
+            self.entries[key] = entry
+            self.entries.move_to_end(key)
+            while len(self.entries) > self.size:
+                self.entries.popitem(last=False)
+
+
+MEMO_SIZE = 256
+"""canonical problems whose plans are remembered"""
+_MEMO = _Memo(MEMO_SIZE)
+
+
+def _memo_key(problem: Problem, params: tuple) -> tuple | None:
+    """What a plan depends on, the topology's id left out; ``None`` (not remembered) for a
+    re-plan (the current placement matters) or a topology with measured costs (they change
+    every window)."""
+    topology = problem.topology
+    if problem.current is not None or topology.executor_cpu or topology.pair_traffic:
+        return None
+    return (
+        tuple(problem.nodes),
+        topology.components,
+        topology.edges,
+        topology.workers,
+        params,
+    )
 
 
 PREDICTED_FIELDS = ("predicted_throughput", "bottleneck", "work_costs")
