@@ -78,9 +78,12 @@ LOADAWARE_ONLY = frozenset({"locality"})
 ``links``, which runs anyway)"""
 CANDIDATES_SHARE = 0.5
 """of the budget for the candidates; the search has the rest (and what they leave)"""
-DEFAULT_SECONDS = 0.05
-"""the budget per topology when the round's share is larger (``bench roundtrip``)"""
-MAX_EVALUATIONS = 400
+DEFAULT_SECONDS = 0.25
+"""the budget per topology when the round's share is larger: the search on the emulated
+topologies ends by itself within 400 scored plans (about 60 ms on the 2-core machine of
+``docs/algorithms/throughput-model.md``); a round's equal share (1.5 s / topologies) cuts it
+below that when many topologies are new at once"""
+MAX_EVALUATIONS = 600
 """plans the local search scores at most"""
 SEARCH_ABOVE = 400
 """executors above which the local search is skipped"""
