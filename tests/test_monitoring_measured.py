@@ -76,7 +76,7 @@ def view(document, conf=None):
 def test_fresh_aggregate_sets_cpu_and_bytes_traffic():
     v = view(aggregate())
     topology = v.problem.topology
-    assert v.costs == "measured (6 windows, 59 s, bytes/s)"
+    assert v.costs == "measured (6 windows, 59 s, bytes/s, exact pairs)"
     assert topology.executor_cpu["split#1"] == 40.0
     assert topology.executor_by_id["split#1"].cpu == 40.0
     assert topology.executor_by_id["count#0"].cpu == 5.0
@@ -92,7 +92,7 @@ def test_fresh_aggregate_sets_cpu_and_bytes_traffic():
 def test_tuples_when_no_bytes_and_mean_size_for_unsized_pairs():
     pairs = [(10, 7, 10.0, 0.0), (11, 7, 10.0, 0.0)]
     v = view(aggregate(pairs=pairs))
-    assert v.costs.endswith("tuples/s)")
+    assert v.costs.endswith("tuples/s, exact pairs)")
     assert v.problem.topology.pair_traffic[("spout#0", "split#0")] == 10.0
     pairs = [(10, 7, 10.0, 500.0), (11, 7, 10.0, 0.0)]
     topology = view(aggregate(pairs=pairs)).problem.topology
@@ -104,7 +104,7 @@ def test_unmeasured_executors_keep_declared_cpu_and_get_mean_traffic():
     pairs = [(10, d, 12.0, 120.0) for d in SPLIT]
     v = view(aggregate(executors=executors, pairs=pairs))
     topology = v.problem.topology
-    assert v.costs == "measured (6 windows, 59 s, bytes/s; 1 executor(s) not measured)"
+    assert v.costs == "measured (6 windows, 59 s, bytes/s, exact pairs; 1 executor(s) not measured)"
     assert topology.executor_by_id["spout#1"].cpu == 10.0  # declared (snapshots.wordcount)
     assert "spout#1" not in topology.executor_cpu
     for target in ("split#0", "split#1", "split#2"):
@@ -206,7 +206,7 @@ def test_plan_reason_says_which_costs():
     reply, records = answer(snap, RoundConfig("td", costs=source(aggregate())))
     (plan,) = reply.plans
     assert plan.decision == wire().Decision.PLACE
-    assert plan.reason.endswith("costs: measured (6 windows, 59 s, bytes/s)")
+    assert plan.reason.endswith("costs: measured (6 windows, 59 s, bytes/s, exact pairs)")
     assert records[0].summary["costs"].startswith("measured")
     reply, records = answer(snap, RoundConfig("td"))
     assert reply.plans[0].reason.endswith("; costs: declared")
@@ -226,3 +226,78 @@ def test_measured_cpu_changes_the_plan():
     split_nodes = [p.supervisor_id for p in plan.placements if p.executor.component == "split"]
     assert len(set(split_nodes)) >= 2
     assert "max node CPU" in plan.reason and "costs: measured" in plan.reason
+
+
+def _counts_mode_pairs():
+    """spout → split only (tuples/s, no bytes): split → count is a declared edge."""
+    return [(s, d, 10.0, 0.0) for s in SPOUT for d in SPLIT]
+
+
+def test_estimated_pairs_say_so_in_the_note():
+    v = view(aggregate(pairs=_counts_mode_pairs(), traffic_source="estimated"))
+    assert v.costs == "measured (6 windows, 59 s, tuples/s, pairs estimated from Storm's counts)"
+
+
+def test_a_declared_edge_with_a_counted_total_is_split_uniformly():
+    edge = {
+        "from": "split",
+        "to": "count",
+        "stream": "default",
+        "grouping": "custom",
+        "reason": "grouping 'custom' is not modelled",
+        "tuples_per_s": 90.0,
+    }
+    v = view(
+        aggregate(pairs=_counts_mode_pairs(), traffic_source="estimated", declared_edges=[edge])
+    )
+    assert v.costs.endswith("edges priced as declared: split->count)")
+    topology = v.problem.topology
+    split = [e.id for e in topology.executors_of("split")]
+    count = [e.id for e in topology.executors_of("count")]
+    rates = {(s, d): topology.pair_traffic.get((s, d)) for s in split for d in count}
+    assert all(rate == pytest.approx(10.0) for rate in rates.values())  # 90 / (3 × 3)
+
+
+def test_a_declared_edge_without_a_total_takes_its_declared_weight_scaled():
+    edge = {
+        "from": "split",
+        "to": "count",
+        "stream": "default",
+        "grouping": "direct",
+        "reason": "source task(s) [7] of split reported no counts",
+        "tuples_per_s": None,
+    }
+    v = view(
+        aggregate(pairs=_counts_mode_pairs(), traffic_source="estimated", declared_edges=[edge])
+    )
+    topology = v.problem.topology
+    from scheduler_py.model.flows import declared_weights
+
+    declared = view(None).problem.topology
+    weights = declared_weights(declared)
+    measured_total = 10.0 * len(SPOUT) * len(SPLIT)
+    expected = weights[("split", "count")] * measured_total / weights[("spout", "split")]
+    split_count = sum(
+        rate
+        for (s, d), rate in topology.pair_traffic.items()
+        if s.startswith("split") and d.startswith("count")
+    )
+    assert split_count == pytest.approx(expected)
+
+
+def test_declared_edges_with_nothing_to_scale_by_leave_the_traffic_declared():
+    edges = [
+        {
+            "from": a,
+            "to": b,
+            "stream": "default",
+            "grouping": "custom",
+            "reason": "x",
+            "tuples_per_s": None,
+        }
+        for a, b in (("spout", "split"), ("split", "count"))
+    ]
+    v = view(aggregate(pairs=[], traffic_source="estimated", declared_edges=edges))
+    assert "traffic declared" in v.costs
+    assert not v.problem.topology.has_measured_traffic
+    assert v.problem.topology.executor_cpu  # the CPU is still measured

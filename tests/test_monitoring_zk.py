@@ -248,7 +248,7 @@ def test_cli_every_with_parquet_and_the_brain_reading_back(
         assert source.aggregate("wc-1")["records"] == 12
         supervisors = [supervisor("sup-a", (6700, 6701)), supervisor("sup-b", (6710, 6711))]
         reply, _ = answer(snapshot(supervisors, [wordcount()]), RoundConfig("td", costs=source))
-        assert "costs: measured (6 windows, 60 s, bytes/s)" in reply.plans[0].reason
+        assert "costs: measured (6 windows, 60 s, bytes/s, exact pairs)" in reply.plans[0].reason
         # cached for cache_secs, then re-read
         store.write_aggregate("wc-1", {"v": 1, "records": -1})
         assert source.aggregate("wc-1")["records"] == 12

@@ -31,6 +31,19 @@ from scheduler_py.config import ConfigValueError, keys, parse_key_values
 log = logging.getLogger(__name__)
 
 _UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
+STRETCH_FACTOR = 4
+MAX_STRETCH_MS = 120_000
+"""A steady topology's aggregate is at most this old (plus a run) when the brain reads it:
+within ``scheduler.brain.metrics.max.age.secs``' default of 180 s (monitoring/measured.py)."""
+
+
+def max_period_ms(args: argparse.Namespace) -> int:
+    """The stretch of a steady topology's period (``monitoring/cadence.py``); 0: none."""
+    if not args.every or args.no_stretch:
+        return 0
+    if args.max_period is not None:
+        return args.max_period
+    return min(STRETCH_FACTOR * args.every, MAX_STRETCH_MS)
 
 
 def parse_duration(text: str) -> int:
@@ -149,6 +162,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="CORES",
         help="hard CPU cap in cores through the cgroup (e.g. 0.5; default: none)",
     )
+    parser.add_argument(
+        "--max-period",
+        type=parse_duration,
+        metavar="DURATION",
+        help="with --every: the longest a topology whose counts are steady waits between "
+        f"aggregations (default {STRETCH_FACTOR}x --every, at most "
+        f"{MAX_STRETCH_MS // 1000} s); it is aggregated at once when its counts move",
+    )
+    parser.add_argument(
+        "--no-stretch",
+        action="store_true",
+        help="with --every: aggregate every topology on every run, steady or not",
+    )
     parser.add_argument("--json", action="store_true", help="print the aggregates as JSON")
     add_log_level_argument(parser)
     parser.add_argument("--log-file", help="log here instead of stderr")
@@ -173,6 +199,8 @@ def _report(summary: Any, root: str, as_json: bool) -> None:
         print(json.dumps(summary.documents, indent=2, sort_keys=True), flush=True)
     for document in summary.documents.values():
         print(_summary_line(root, document), flush=True)
+    for topology_id, why in sorted(summary.steady.items()):
+        print(f"{topology_id}: {why}", flush=True)
     if summary.skipped:
         done = (
             f"no new window znode since the last run ({summary.read_windows} read before): "
@@ -252,7 +280,13 @@ def run(args: argparse.Namespace) -> int:
         job = AggregationJob(
             spark,
             store,
-            JobConfig(window_ms=args.window, retention_ms=args.retention, parquet=args.parquet),
+            JobConfig(
+                window_ms=args.window,
+                retention_ms=args.retention,
+                parquet=args.parquet,
+                period_ms=args.every or 0,
+                max_period_ms=max_period_ms(args),
+            ),
         )
         nimbus = None if args.no_cleanup else (args.nimbus or default_nimbus())
         runs = 0

@@ -121,8 +121,13 @@ def build_documents(
     now_ms: int,
     window_ms: int,
     corrupt: Mapping[str, int] | None = None,
+    traffic: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """One contract §4 document per topology (``change`` is filled by :func:`apply_change`)."""
+    """One contract §4 document per topology (``change`` is filled by :func:`apply_change`).
+    ``traffic``: per topology, the counts-mode fields of
+    :meth:`~scheduler_py.monitoring.traffic_source.TopologyTraffic.document_fields`
+    (``traffic_source``, ``declared_edges``, ``execute_ms`` per component, …); ``None``: the
+    version-1 document without them."""
     corrupt = corrupt or {}
     by_topology: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     for kind in ("workers", "executors", "pairs", "components", "edges"):
@@ -131,10 +136,26 @@ def build_documents(
     documents = {}
     for topology_id in sorted(set(topologies) | set(by_topology)):
         rows = by_topology[topology_id]
-        documents[topology_id] = _document(
-            topology_id, rows, now_ms, window_ms, corrupt.get(topology_id, 0)
-        )
+        document = _document(topology_id, rows, now_ms, window_ms, corrupt.get(topology_id, 0))
+        if traffic is not None:
+            _add_traffic_fields(document, traffic.get(topology_id))
+        documents[topology_id] = document
     return documents
+
+
+def _add_traffic_fields(document: dict[str, Any], fields: Mapping[str, Any] | None) -> None:
+    """The counts-mode fields; a component's ``execute_ms`` goes into its entry."""
+    if not fields:
+        document["traffic_source"] = "exact" if document["pairs"] else "none"
+        return
+    fields = dict(fields)
+    latency = fields.pop("execute_ms", {})
+    document.update(fields)
+    if document["traffic_source"] == "none" and document["pairs"]:
+        document["traffic_source"] = "exact"
+    for component, value in latency.items():
+        if component in document["components"]:
+            document["components"][component]["execute_ms"] = value
 
 
 def _document(

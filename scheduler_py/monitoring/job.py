@@ -7,13 +7,20 @@ One run (:meth:`AggregationJob.run_once`):
 2. read every window znode of every running topology (:mod:`.zk`), parse and validate it
    on the driver (:mod:`.records`): corrupt ones (bad gzip/JSON, missing fields, negative
    numbers, a record published under another worker's znode…) are skipped and counted;
-3. aggregate with Spark DataFrames, all topologies in one job
+3. pair traffic: the hooks' exact traffic rows where records carry them, else (counts mode,
+   version 2) the estimate from Storm's per-task counts (:mod:`.traffic_source`,
+   :mod:`.pair_estimate`); an edge the estimate cannot price gets one WARNING (once per edge
+   and reason) and is listed in the aggregate's ``declared_edges``;
+   then aggregate with Spark DataFrames, all topologies in one job
    (:func:`scheduler_py.monitoring.aggregate.aggregate_frames` says what is computed);
 4. change signal (``monitoring/change.py``): the mean of ``‖x − ref‖₁ / ‖ref‖₁`` over
    x = CPU % per executor and x = tuples/s per pair, against
    ``<root>/reference/<topology-id>`` (the first aggregate becomes the reference;
    ``reset_reference`` replaces it);
-5. write ``<root>/aggregate/<topology-id>`` (gzip JSON; pairs beyond the znode limit are
+5. a topology whose counts are steady since its last aggregation waits, its period doubling up
+   to ``max_period_ms``, and is aggregated at once when they move (:mod:`.cadence`); a run in
+   which no topology is due does no Spark work;
+6. write ``<root>/aggregate/<topology-id>`` (gzip JSON; pairs beyond the znode limit are
    dropped, smallest first, and counted in ``truncated_output_pairs``), optionally append
    the tables to a Parquet dataset, and delete window znodes older than the retention.
 """
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +40,7 @@ from scheduler_py.monitoring.aggregate import (
     frames_from_rows,
     write_parquet,
 )
+from scheduler_py.monitoring.cadence import Cadence
 from scheduler_py.monitoring.change import apply_change, fit_reference, usable_reference
 from scheduler_py.monitoring.documents import (
     ParseCache,
@@ -40,7 +49,8 @@ from scheduler_py.monitoring.documents import (
     fit_znode,
     parse_windows,
 )
-from scheduler_py.monitoring.records import flatten
+from scheduler_py.monitoring.records import WindowRecord, flatten
+from scheduler_py.monitoring.traffic_source import estimate_topologies, kept_in_window
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -59,6 +69,11 @@ class JobConfig:
     window_ms: int = DEFAULT_WINDOW_MS
     retention_ms: int = DEFAULT_RETENTION_MS
     parquet: Path | None = None
+    period_ms: int = 0
+    """the job's own period (``--every``); 0: one run"""
+    max_period_ms: int = 0
+    """the longest a topology whose counts are steady waits between aggregations
+    (:mod:`.cadence`); at most ``period_ms``: every topology every run"""
 
 
 @dataclass
@@ -77,6 +92,8 @@ class RunSummary:
     """no new window since the last run: no Spark work, the aggregates were left as they are"""
     phases: dict[str, float] = field(default_factory=dict)
     """seconds per phase: ``zookeeper`` (listing and reading), ``parse``, ``spark``, ``write``"""
+    steady: dict[str, str] = field(default_factory=dict)
+    """topologies with new windows left for a later run (their counts are steady), and when"""
 
 
 class AggregationJob:
@@ -94,6 +111,10 @@ class AggregationJob:
         self._windows: dict[str, RawWindow] = {}
         self._parsed: ParseCache = {}
         self._runs = 0
+        self.cadence = Cadence(config.period_ms, config.max_period_ms)
+        self._warned: dict[str, set[str]] = {}
+        """topology id -> the declared-edge warnings already logged (logged again only when
+        the reason changes)"""
 
     def run_once(
         self,
@@ -124,8 +145,12 @@ class AggregationJob:
         self._runs += 1
         documents: dict[str, dict[str, Any]] = {}
         reasons: dict[str, list[str]] = {}
+        steady: dict[str, str] = {}
+        self.cadence.forget(topologies)
         if not skip:
-            documents, reasons = self._aggregate(raw, topologies, now, reset_reference, phases)
+            documents, reasons, steady = self._aggregate(
+                raw, topologies, now, reset_reference, phases
+            )
         mark = time.perf_counter()
         deleted_windows = self.store.delete_old_windows(
             raw, now - self.config.retention_ms, topologies
@@ -141,6 +166,7 @@ class AggregationJob:
             new_windows=new_windows,
             skipped=skip,
             phases=phases,
+            steady=steady,
         )
 
     def _aggregate(
@@ -150,7 +176,7 @@ class AggregationJob:
         now: int,
         reset_reference: bool,
         phases: dict[str, float],
-    ) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]]]:
+    ) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]], dict[str, str]]:
         mark = time.perf_counter()
         parsed = parse_windows(raw, cache=self._parsed, now_ms=now)
         for topology_id, reasons in parsed.reasons.items():
@@ -161,7 +187,26 @@ class AggregationJob:
                 "; ".join(reasons[:3]),
             )
         window = self.config.window_ms
-        flat = flatten(parsed.records, traffic_after_ms=now - window)
+        current: dict[str, list[WindowRecord]] = defaultdict(list)
+        for record in kept_in_window(parsed.records, now - window).values():
+            current[record.topology_id].append(record)
+        steady: dict[str, str] = {}
+        due = []
+        for topology_id in topologies:
+            if reset_reference or self.cadence.due(topology_id, current[topology_id], now):
+                due.append(topology_id)
+            else:
+                steady[topology_id] = self.cadence.waiting(topology_id, now)
+        if not due:
+            phases["parse"] = time.perf_counter() - mark
+            return {}, dict(parsed.reasons), steady
+        wanted = set(due)
+        records = [r for r in parsed.records if r.topology_id in wanted]
+        flat = flatten(records, traffic_after_ms=now - window)
+        traffic = estimate_topologies(records, now - window)
+        for topology_id, estimated in traffic.items():
+            flat.traffic.extend(estimated.rows)
+            self._warn_declared(topology_id, estimated.estimate.warnings(topology_id))
         phases["parse"] = time.perf_counter() - mark
         mark = time.perf_counter()
         if flat.records:
@@ -173,7 +218,14 @@ class AggregationJob:
             tables = Tables()
         phases["spark"] = time.perf_counter() - mark
         mark = time.perf_counter()
-        documents = build_documents(tables, topologies, now, window, parsed.corrupt)
+        documents = build_documents(
+            tables,
+            due,
+            now,
+            window,
+            parsed.corrupt,
+            {t: estimated.document_fields() for t, estimated in traffic.items()},
+        )
         for topology_id, document in documents.items():
             stored = self.store.read_reference(topology_id)
             if stored is not None and not usable_reference(stored):
@@ -187,5 +239,15 @@ class AggregationJob:
             if new_reference is not None:
                 self.store.write_reference(topology_id, fit_reference(new_reference))
             self.store.write_aggregate(topology_id, fit_znode(document))
+            self.cadence.aggregated(topology_id, current[topology_id], now)
         phases["write"] = time.perf_counter() - mark
-        return documents, dict(parsed.reasons)
+        return documents, dict(parsed.reasons), steady
+
+    def _warn_declared(self, topology_id: str, lines: list[str]) -> None:
+        """One WARNING per edge priced as declared; again only when its reason changes."""
+        warned = self._warned.setdefault(topology_id, set())
+        for line in lines:
+            if line not in warned:
+                log.warning("%s", line)
+        warned.intersection_update(lines)
+        warned.update(lines)

@@ -20,9 +20,17 @@ with ``--zookeeper``:
   not list (its worker is missing) gets, towards each executor of a downstream component,
   the mean measured per-pair rate of that component edge; component edges carry the
   measured totals (edges seen only in measurements are added, grouping ``unknown``);
+* the pairs are exact (the hooks, ``traffic_source: exact``), estimated from Storm's counts
+  (``estimated``, counts mode: ``monitoring/pair_estimate.py``) or both (``mixed``); an edge the
+  aggregate lists in ``declared_edges`` (a grouping the estimate does not model, missing or
+  reset counts) is priced as declared: the uniform split (paper 000 §2.2, Eq. 1) of its total
+  from the counts, else of its declared weight scaled like the measured edges
+  (:func:`~scheduler_py.model.flows.declared_weights`); with neither, the topology's traffic
+  stays declared (its CPU is still measured);
 * anything unusable (no aggregate, stale, malformed, ZooKeeper down) leaves the declared
   costs in place, and the note says why; the note ends up in the plan's reason as
-  ``costs: measured (6 windows, 60 s, bytes/s)`` or ``costs: declared (…)``; a stale one
+  ``costs: measured (6 windows, 60 s, bytes/s, exact pairs)`` or ``costs: declared (…)``; a
+  stale one
   reads ``declared (stale: aggregate 95 s old > scheduler.brain.metrics.max.age.secs = 30)``
   (:func:`stale_reason`, which the reconfiguration trigger asks too, through
   :meth:`MeasuredCostsSource.stale`: it does not fire on a stale aggregate).
@@ -40,6 +48,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from scheduler_py.config import keys
+from scheduler_py.model.flows import declared_weights
 from scheduler_py.model.types import Edge, Topology
 from scheduler_py.monitoring import znodes
 
@@ -226,13 +235,29 @@ class MeasuredCosts:
     seconds: float
     declared: tuple[str, ...] = ()
     """model executors the aggregate does not list (they keep their declared CPU)"""
+    traffic_source: str = "exact"
+    """``exact`` (hooks), ``estimated`` (Storm's counts), ``mixed``, or ``declared``"""
+    declared_edges: tuple[str, ...] = ()
+    """component edges ``a->b`` priced as declared (the aggregate's ``declared_edges``)"""
 
     @property
     def note(self) -> str:
         text = f"measured ({self.windows} windows, {self.seconds:.0f} s, {self.unit}"
+        text += f", {_SOURCE_NOTES.get(self.traffic_source, self.traffic_source)}"
+        if self.declared_edges:
+            text += f"; edges priced as declared: {', '.join(self.declared_edges)}"
         if self.declared:
             text += f"; {len(self.declared)} executor(s) not measured"
         return text + ")"
+
+
+_SOURCE_NOTES = {
+    "exact": "exact pairs",
+    "estimated": "pairs estimated from Storm's counts",
+    "mixed": "pairs exact and estimated from Storm's counts",
+    "none": "no pair traffic",
+    "declared": "traffic declared",
+}
 
 
 def max_age_secs(conf: Mapping[str, Any]) -> float:
@@ -355,6 +380,17 @@ def costs_from_aggregate(
             pairs[(src, dst)] += tuples
     measured_sources = set(cpu)
     _fill_unmeasured_sources(topology, pairs, measured_sources)
+    source = aggregate.get("traffic_source", "exact")
+    if not isinstance(source, str):
+        raise NotUsable(f"malformed aggregate: traffic_source is {source!r}")
+    flagged = _declared_edges(aggregate, topology)
+    if flagged:
+        per_tuple = (
+            (total_bytes / total_tuples if total_tuples else 0.0) if unit == "bytes/s" else 1
+        )
+        if not _price_declared(topology, pairs, flagged, per_tuple):
+            pairs.clear()
+            source = "declared"
 
     declared = tuple(e.id for e in topology.executors if e.id not in cpu)
     end = _number(aggregate.get("window_end_ms"), "window_end_ms")
@@ -366,7 +402,69 @@ def costs_from_aggregate(
         windows=int(aggregate["windows"]),
         seconds=max(0.0, (end - start) / 1000.0),
         declared=declared,
+        traffic_source=source,
+        declared_edges=tuple(f"{a}->{b}" for a, b in sorted(flagged)),
     )
+
+
+def _declared_edges(
+    aggregate: Mapping[str, Any], topology: Topology
+) -> dict[tuple[str, str], float | None]:
+    """``(from, to) -> tuples/s`` (``None``: unknown) of the aggregate's ``declared_edges``
+    that are edges between components of ``topology``."""
+    components = {c.id for c in topology.components}
+    flagged: dict[tuple[str, str], float | None] = {}
+    for item in _entries(aggregate, "declared_edges"):
+        if not isinstance(item, Mapping):
+            raise NotUsable(f"malformed aggregate: declared edge {item!r}")
+        key = (item.get("from"), item.get("to"))
+        if key[0] not in components or key[1] not in components:
+            continue
+        total = item.get("tuples_per_s")
+        total = None if total is None else max(0.0, _number(total, "a declared edge's total"))
+        if key not in flagged:
+            flagged[key] = total
+        else:  # two streams of one component edge: a sum, unknown if either is
+            known = flagged[key]
+            flagged[key] = None if known is None or total is None else known + total
+    return flagged
+
+
+def _price_declared(
+    topology: Topology,
+    pairs: dict[tuple[str, str], float],
+    flagged: Mapping[tuple[str, str], float | None],
+    per_tuple: float,
+) -> bool:
+    """Replace the pairs of each flagged component edge by the uniform split of its total
+    (its declared weight scaled like the measured edges when the counts gave none); ``False``
+    when a total cannot be found (nothing measured to scale a declared weight by)."""
+    component_of = {e.id: e.component for e in topology.executors}
+    weights = declared_weights(topology)
+    measured: dict[tuple[str, str], float] = defaultdict(float)
+    for (src, dst), rate in list(pairs.items()):
+        key = (component_of[src], component_of[dst])
+        if key in flagged:
+            del pairs[(src, dst)]
+        else:
+            measured[key] += rate
+    basis = [(rate, weights[key]) for key, rate in measured.items() if weights.get(key)]
+    scale = sum(r for r, _ in basis) / sum(w for _, w in basis) if basis else None
+    for (a, b), total in flagged.items():
+        if total is not None:
+            rate = total * per_tuple
+        elif scale is not None and (a, b) in weights:
+            rate = weights[(a, b)] * scale
+        else:
+            return False
+        senders, receivers = topology.executors_of(a), topology.executors_of(b)
+        if not senders or not receivers:
+            continue
+        share = rate / (len(senders) * len(receivers))
+        for sender in senders:
+            for receiver in receivers:
+                pairs[(sender.id, receiver.id)] += share
+    return True
 
 
 class _RangeMap:

@@ -75,12 +75,12 @@ class TaskCounts:
 
     task: int
     component: str
-    emitted: Mapping[str, float]
-    transferred: Mapping[str, float]
-    executed: Mapping[str, float]
-    execute_ms: Mapping[str, float]
-    acked: Mapping[str, float]
-    failed: Mapping[str, float]
+    emitted: Mapping[str, float] = field(hash=False)
+    transferred: Mapping[str, float] = field(hash=False)
+    executed: Mapping[str, float] = field(hash=False)
+    execute_ms: Mapping[str, float] = field(hash=False)
+    acked: Mapping[str, float] = field(hash=False)
+    failed: Mapping[str, float] = field(hash=False)
 
 
 @dataclass(frozen=True)
@@ -128,9 +128,9 @@ class WindowRecord:
     """``counts`` or ``exact`` (a version-1 record is exact: its traffic came from the hook)"""
     sample_rate: float | None = None
     load_aware_messaging: bool | None = None
-    task_counts: tuple[TaskCounts, ...] = ()
+    task_counts: tuple[TaskCounts, ...] = field(default=(), hash=False)
     routes: tuple[Route, ...] = ()
-    tuple_bytes: Mapping[str, float] = field(default_factory=dict)
+    tuple_bytes: Mapping[str, float] = field(default_factory=dict, hash=False)
     reset_counters: int = 0
     counts_problem: str | None = None
     """why this record's counts are unusable (a negative count), ``None`` when they are"""
@@ -187,9 +187,7 @@ def validate(doc: Any) -> WindowRecord:
         raise CorruptRecord(f"a record is a JSON object, found {type(doc).__name__}")
     version = doc.get("v")
     if version not in VERSIONS or isinstance(version, bool):
-        raise CorruptRecord(
-            f"unsupported record version v={version!r} (this reader: 1, 2)"
-        )
+        raise CorruptRecord(f"unsupported record version v={version!r} (this reader: 1, 2)")
     start = _int(doc, "window_start_ms", 0)
     end = _int(doc, "window_end_ms", 0)
     if end <= start:
