@@ -39,7 +39,9 @@ fi
 
 rm -rf dist
 mkdir -p dist
-"$PY" -m build --sdist --wheel --outdir dist . >dist/build.log 2>&1 \
+# no --sdist/--wheel: build makes the sdist, then the wheel from the unpacked sdist (nothing
+# of the work tree's build/ can leak into the wheel, and a file missing from the sdist fails)
+"$PY" -m build --outdir dist . >dist/build.log 2>&1 \
   || { tail -30 dist/build.log >&2; die "python -m build failed (full log: dist/build.log)"; }
 rm -f dist/build.log
 cp "$JAR" "dist/storm-scheduler-py-$version.jar"
