@@ -193,3 +193,24 @@ def test_shipped_constants_on_the_recorded_runs() -> None:
     found = summary(errors(samples, DEFAULT_CONSTANTS))
     assert found["median_abs_error"] <= 0.05
     assert found["within_15pct"] >= 0.9
+
+
+def test_each_spout_is_held_back_by_its_own_path() -> None:
+    # spout#0 on A feeds the bolt on A; spout#1 on B has no bolt in its worker or host and
+    # sends across B's slow link (100,000 B/s, 1,000-byte tuples). Per spout tuple: spout#0
+    # costs A 2 ms; spout#1 costs B 1 ms, A 1 ms and 1,000 bytes on B's link out.
+    # Filling: both rise to 100/s, where B's link is full and spout#1 stops; A has
+    # 1 - 100 × 3 ms = 0.7 of its core left, which spout#0 uses at 2 ms: 350 more.
+    # 450 + 100 = 550 spout tuples/s (equal rates would give 2 × 100).
+    nodes = (Node("A", 100.0, bandwidth=1e6), Node("B", 100.0, bandwidth=1e5))
+    topology = Topology(
+        "t",
+        (Component("spout", 2, 10, is_spout=True), Component("bolt", 1, 10)),
+        (Edge("spout", "bolt", 1.0),),
+    )
+    placement = Placement("t", {"spout#0": "A", "spout#1": "B", "bolt#0": "A"})
+    result = throughput(Problem(nodes, topology), placement, _inputs(in_flight=1000.0))
+    assert result.rate == pytest.approx(550.0)
+    assert result.bottleneck == "B out"
+    assert result.loads["A cpu"] == pytest.approx(1.0)
+    assert result.loads["B out"] == pytest.approx(1.0)

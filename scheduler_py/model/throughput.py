@@ -21,8 +21,12 @@ Each resource accumulates what one round puts on it: a host's CPU the seconds of
 executors' per-tuple work (:attr:`ThroughputInputs.work_seconds`) plus Storm's own cost per
 tuple handled, per tuple serialised or deserialised between workers and per ack handled by an
 acker (:class:`Constants`); a host's link out and in, and a rack's uplink out and in, the bytes
-of the tuples and acks that cross it (payload plus framing). The rate is
-``min(capacity / load)`` over every resource, in spout tuples per second.
+of the tuples and acks that cross it (payload plus framing). With one spout executor the rate
+is ``min(capacity / load)`` over every resource, in spout tuples per second. With several, each
+spout is held back only by the resources on its own path (its own
+``topology.max.spout.pending``): the rates are filled progressively (max-min fair) and summed —
+on the emulated network RAS's Star put two spouts behind the 50 Mbit/s rack link and two in the
+other rack, and the latter ran at twice the rate.
 
 **Widening under overload.** Storm widens a load-aware sender's scope when its targets'
 receive queues pass ``topology.localityaware.higher.bound`` (0.8 by default) of
@@ -56,6 +60,10 @@ SHUFFLE_LIKE = frozenset({"shuffle", "local_or_shuffle", "none"})
 
 SCOPES = ("worker", "host", "rack", "everything")
 """``LoadAwareShuffleGrouping``'s locality scopes, narrowest first."""
+
+FAIR_SPOUTS = 16
+"""Spout executors up to which each spout's rate is filled on its own (:func:`_filled`);
+above, every spout emits at the same rate (one routing instead of one per spout)."""
 
 MAX_WIDENINGS = 4
 """Widening steps the fixed point tries at most (one per scope level and a margin)."""
@@ -199,6 +207,8 @@ class _Round:
         self.gain = shape.gain
         self.crossing = 0.0
         self.handled: Mapping[str, float] = {}
+        self.only: str | None = None
+        """the one spout executor that emits (:func:`_filled`); ``None``: every spout"""
         self.level: dict[tuple[str, str, str], int] = {}
         """(source component, target component, sender worker) -> scope level"""
 
@@ -240,7 +250,8 @@ class _Round:
             sources = [e for e in shape.executors[component] if e in node_of]
             if shape.spout[component]:
                 for source in sources:
-                    handled[source] += 1.0
+                    if self.only is None or source == self.only:
+                        handled[source] += 1.0
             for edge in shape.edges_from.get(component, ()):
                 targets = [t for t in shape.executors[edge.target] if t in node_of]
                 if not targets:
@@ -446,8 +457,55 @@ def throughput(
     crossing = state.crossing / max(spouts, 1)
     if math.isinf(rounds):
         return Throughput(math.inf, "", {}, widened, crossing)
+    if 1 < spouts <= FAIR_SPOUTS:
+        total, first, utilisation = _filled(state, capacity)
+        return Throughput(total, first, utilisation, widened, crossing)
     utilisation = {r: load[r] * rounds / capacity[r] for r in sorted(load) if r in capacity}
     return Throughput(rounds * max(spouts, 1), bottleneck, utilisation, widened, crossing)
+
+
+def _filled(state: _Round, capacity: Mapping[str, float]) -> tuple[float, str, dict[str, float]]:
+    """Each spout executor's own rate by progressive filling: every spout's rate grows alike
+    until a resource saturates; the spouts using it stop there and the others go on (each
+    spout is held back by its own ``max.spout.pending`` and the queues on its own path). The
+    sum of the rates, the resource that saturated first, and each resource's utilisation."""
+    spouts = [
+        e
+        for component, executors in state.shape.executors.items()
+        if state.shape.spout[component]
+        for e in executors
+        if e in state.node_of
+    ]
+    per_spout: dict[str, dict[str, float]] = {}
+    for spout in spouts:
+        state.only = spout
+        per_spout[spout] = _loads(state)[0]
+    state.only = None
+    residual = dict(capacity)
+    rate = dict.fromkeys(spouts, 0.0)
+    active = set(spouts)
+    first = ""
+    while active:
+        demand: dict[str, float] = defaultdict(float)
+        for spout in active:
+            for resource, amount in per_spout[spout].items():
+                if resource in residual and amount > 0:
+                    demand[resource] += amount
+        if not demand:
+            return math.inf, first, {}
+        step, limit = min((max(0.0, residual[r]) / demand[r], r) for r in sorted(demand))
+        for spout in active:
+            rate[spout] += step
+        for resource, amount in demand.items():
+            residual[resource] -= step * amount
+        saturated = {r for r in demand if residual[r] <= 1e-9 * capacity[r]}
+        saturated.add(limit)
+        first = first or limit
+        active = {
+            spout for spout in active if not any(per_spout[spout].get(r, 0) > 0 for r in saturated)
+        }
+    utilisation = {r: 1.0 - residual[r] / capacity[r] for r in sorted(residual)}
+    return sum(rate.values()), first, {r: u for r, u in utilisation.items() if u > 0}
 
 
 def _queues_can_fill(state: _Round, inputs: ThroughputInputs, spouts: int) -> bool:
