@@ -20,10 +20,11 @@ declared CPU points are a capacity, not a cost per tuple; the report says which
 **Search.** The candidates (:data:`CANDIDATES`: ``locality`` with the topology's load-aware
 setting, ``td``, ``rstorm``, ``even``) run in turn within :data:`CANDIDATES_SHARE`
 of the budget, each verified by :func:`~scheduler_py.algorithms.registry.run` and scored.
-The best is improved by moving one executor of a saturated resource's host (a saturated rack
-uplink's hosts) to another node, or swapping it with an executor elsewhere, taking the first
-move that improves the objective — or keeps the rate with fewer resources saturated, the way
-off a plateau of tied bottlenecks — until none does, the budget ends or
+The best is improved by moving one executor to another node, or swapping it with an executor
+elsewhere — the executors of a saturated resource's host (a saturated rack uplink's hosts)
+first — taking the first move that improves the objective, or keeps the rate with fewer
+resources saturated (the way off a plateau of tied bottlenecks), until none does, the budget
+ends or
 :data:`MAX_EVALUATIONS` plans were scored. Moves keep declared CPU and memory within each
 node and use at most ``topology.workers`` nodes (or as many as the start used). Above
 :data:`SEARCH_ABOVE` executors the search is skipped: the best candidate is the plan.
@@ -246,8 +247,8 @@ def _search(
     result: Throughput,
     budget: Budget,
 ) -> tuple[dict[str, str], tuple[float, int, float], Throughput, int]:
-    """First-improvement moves and swaps from the bottleneck's host(s); returns the best plan,
-    its key and model result, and how many moves improved it."""
+    """First-improvement moves and swaps, the saturated resources' executors first, then the
+    others; returns the best plan, its key and model result, and how many moves improved it."""
     executors = problem.topology.executor_by_id
     nodes = problem.usable_nodes
     limit = max(problem.topology.workers, len(set(start.values())))
@@ -260,14 +261,13 @@ def _search(
     while scorer.evaluations < MAX_EVALUATIONS and not budget.expired():
         used = list(dict.fromkeys(sorted(node_of.values(), key=problem.node_index.__getitem__)))
         hot = _hot_nodes(_saturated(result), used, rack_of)
-        if not hot:
-            break
         spare = [n.id for n in nodes if n.id not in set(used)][: max(0, limit - len(used))]
         by_node: dict[str, list[str]] = defaultdict(list)
         for executor, node in sorted(node_of.items()):
             by_node[node].append(executor)
         found = False
-        for executor in (e for n in hot for e in by_node[n]):
+        order = [*hot, *(n for n in used if n not in hot)]  # the saturated hosts' first
+        for executor in (e for n in order for e in by_node[n]):
             if found or scorer.evaluations >= MAX_EVALUATIONS or budget.expired():
                 break
             here = node_of[executor]
