@@ -49,6 +49,7 @@ MODULES = (
     "monitoring_aggregation",
     "aggregate_scale",
     "monitor_overhead",
+    "monitor_accuracy",
     "reconfig_pause",
     "scale",
     "roundtrip",
