@@ -157,3 +157,16 @@ def test_copies_of_a_topology_on_fresh_nodes_are_planned_once() -> None:
     # a re-plan (a current placement) is planned again
     replan = registry.run("throughput", Problem(nodes, topology, first), {"seconds": 5.0})
     assert "remembered" not in replan.report
+
+
+def test_bench_cluster_tells_throughput_the_emulated_network() -> None:
+    from scheduler_py.bench.cluster_runs import network_conf, scheduler_spec
+
+    conf = network_conf(scheduler_spec("brain:throughput"), 100.0, 50.0, 8192)
+    assert conf == {
+        "scheduler.brain.params": {"rack_link": 0.5, "host_mbit": 100.0, "payload_bytes": 8192}
+    }
+    # links takes rack_link only: what it was told before
+    assert network_conf(scheduler_spec("brain:links"), 100.0, 50.0, 8192) == {
+        "scheduler.brain.params": {"rack_link": 0.5}
+    }

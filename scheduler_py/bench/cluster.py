@@ -376,7 +376,12 @@ def _measure(
         **topology.conf,
         **spec.topology_conf,
         **(
-            network_conf(spec, cluster.hosts.host_mbit, cluster.hosts.interrack_mbit)
+            network_conf(
+                spec,
+                cluster.hosts.host_mbit,
+                cluster.hosts.interrack_mbit,
+                topology.conf.get("bench.payload.bytes"),
+            )
             if cluster.hosts is not None
             else {}
         ),

@@ -94,16 +94,24 @@ def scheduler_spec(name: str) -> SchedulerSpec:
     )
 
 
-def network_conf(spec: SchedulerSpec, host_mbit: float, interrack_mbit: float) -> dict:
+def network_conf(
+    spec: SchedulerSpec, host_mbit: float, interrack_mbit: float, payload_bytes: object = None
+) -> dict:
     """The topology conf that tells a brain algorithm scoring links what the emulated network
-    is (``scheduler.brain.params`` ``rack_link`` = inter-rack / host bandwidth); empty for
-    every other scheduler: the registry says which algorithms take ``rack_link``."""
+    is (``scheduler.brain.params``: ``rack_link`` = inter-rack / host bandwidth, and for the
+    algorithms that take them ``host_mbit`` and the topology's ``payload_bytes``); empty for
+    every other scheduler: the registry says which algorithms take which."""
     from scheduler_py.algorithms.registry import algorithms
 
     info = algorithms().get(str(spec.topology_conf.get("scheduler.brain.algorithm", "")))
     if info is None or "rack_link" not in info.params or host_mbit <= 0 or interrack_mbit <= 0:
         return {}
-    return {"scheduler.brain.params": {"rack_link": interrack_mbit / host_mbit}}
+    params: dict[str, object] = {"rack_link": interrack_mbit / host_mbit}
+    if "host_mbit" in info.params:
+        params["host_mbit"] = host_mbit
+    if "payload_bytes" in info.params and isinstance(payload_bytes, int | float):
+        params["payload_bytes"] = payload_bytes
+    return {"scheduler.brain.params": params}
 
 
 # --------------------------------------------------------------------------- topologies
