@@ -19,7 +19,9 @@ new (:class:`SealedRounds`, ``scheduler_py/service/shim_auth.py``); an unsealed 
 refused, or, with ``serve --allow-unauthenticated-rounds``, answered without ever reaching
 the controller. Calls that change a topology need the operator secret; read-only calls
 (``ping``, ``status``, ``history``, a dry-run ``replan``) need nothing. The port listens on
-127.0.0.1 unless ``serve --host`` says otherwise.
+127.0.0.1 unless ``serve --host`` says otherwise. What one peer can make the port hold — frame
+size, connections, the time a request may take to arrive, the collector — is bounded
+(``scheduler_py/service/bounded.py``).
 
 A round that took longer than the shim waits (the snapshot's ``timeout_ms``; the shim's
 ``BrainClient`` gives up then and the round falls back to DefaultScheduler) is *late*: its
@@ -35,7 +37,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -53,6 +55,13 @@ from scheduler_py.scheduling.round import KEEP, PLACE, RoundConfig, TopologyDeci
 from scheduler_py.scheduling.state import ClusterState
 from scheduler_py.scheduling.status import count_fallbacks, status_document
 from scheduler_py.service.auth import SECRET_ENV, OperatorSecret
+from scheduler_py.service.bounded import (
+    AcceptBackoff,
+    Bounds,
+    ConnectionSlots,
+    GuardedTransport,
+    discard_pending,
+)
 from scheduler_py.service.plan_log import FLUSH_SECS, PlanLogWriter
 from scheduler_py.service.shim_auth import ShimAuth, ShimAuthError, ensure_key, open_sealed
 from scheduler_py.service.snapshot import to_reply, to_state
@@ -278,11 +287,12 @@ class BrainHandler:
 
 @contextmanager
 def collection_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a call is read, answered and its answer written:
+    """No cyclic garbage collection while a call is decoded, answered and its answer written:
     a round allocates tens of thousands of short-lived objects (the snapshot, the model, the
     reply), which would trigger collections that also walk everything the service keeps;
     reference counting frees them anyway, and the collector runs again, as usual, once the
-    answer is out (:meth:`BrainServer.handle` pauses it from a call's first byte;
+    answer is out (:meth:`BrainServer.handle` pauses it once a complete request is in, never
+    for a partial one — ``scheduler_py/service/bounded.py``;
     :meth:`BrainHandler.schedule` pauses it too, for callers without the server). The first
     of overlapping pauses turns it back on."""
     paused = gc.isenabled()
@@ -346,9 +356,49 @@ class BrainServer(TThreadedServer):
     its session normally — the shim's connections and port probes do that.
     """
 
+    def __init__(self, *args: Any, bounds: Bounds | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.bounds = bounds or Bounds()
+        self.slots = ConnectionSlots(self.bounds.max_connections)
+
+    def serve(self) -> None:
+        """thriftpy2's accept loop, with the connection cap and the accept back-off
+        (``scheduler_py/service/bounded.py``)."""
+        self.trans.listen()
+        backoff = AcceptBackoff()
+        while not self.closed:
+            try:
+                client = self.trans.accept()
+            except OSError as error:
+                if self.closed:
+                    break
+                backoff.failed(error)
+                continue
+            backoff.succeeded()
+            if not self.slots.take(_peer(client)):
+                client.close()
+                continue
+            thread = threading.Thread(target=self._serve_connection, args=(client,))
+            thread.daemon = self.daemon
+            try:
+                thread.start()
+            except RuntimeError as error:  # no thread left: like a full connection cap
+                self.slots.give_back()
+                client.close()
+                log.warning("closed a connection: cannot start its thread (%s)", error)
+
+    def _serve_connection(self, client: Any) -> None:
+        try:
+            self.handle(client)
+        finally:
+            self.slots.give_back()
+
     def handle(self, client: Any) -> None:
         peer = _peer(client)
-        counted = _CountingTransport(client)
+        idle = getattr(self.trans, "client_timeout", None)
+        counted = GuardedTransport(
+            client, self.bounds.max_frame_bytes, self.bounds.call_deadline_secs, idle
+        )
         itrans = self.itrans_factory.get_transport(counted)
         otrans = self.otrans_factory.get_transport(counted)
         iprot = self.iprot_factory.get_protocol(itrans)
@@ -359,9 +409,9 @@ class BrainServer(TThreadedServer):
             while True:
                 counted.wrote = False
                 with ExitStack() as call:
-                    # from the call's first byte until its answer is out (collection_paused);
-                    # not while the connection waits for the next call
-                    counted.on_data = lambda: call.enter_context(collection_paused())
+                    # from a complete request until its answer is out (collection_paused);
+                    # not while a request trickles in, nor between calls
+                    counted.on_request = lambda: call.enter_context(collection_paused())
                     self.processor.process(iprot, oprot)
                 answered = counted.received
         except Exception as error:
@@ -386,6 +436,8 @@ class BrainServer(TThreadedServer):
                     pending,
                     _reason(error),
                 )
+            if pending or _connection.warned:  # a FIN, not a reset, for what it still sends
+                discard_pending(client)
         finally:
             itrans.close()
             otrans.close()
@@ -404,34 +456,6 @@ def _reason(error: Exception) -> str:
         words = [v for v in (error.message, error.type) if isinstance(v, str) and v]
         return f"transport: {words[0] if words else 'closed'}"
     return f"{type(error).__name__}: {str(error)[:200]}"
-
-
-class _CountingTransport:
-    """An accepted connection's transport that counts the bytes read from it and notes a
-    write, so :meth:`BrainServer.handle` can tell a session that ended between calls from
-    one that sent something other than a call."""
-
-    def __init__(self, client: Any) -> None:
-        self.client = client
-        self.received = 0
-        self.wrote = False
-        self.on_data: Callable[[], Any] | None = None
-        """called once, when the next read returns bytes"""
-
-    def read(self, size: int) -> bytes:
-        data = self.client.read(size)
-        self.received += len(data)
-        if data and self.on_data is not None:
-            notify, self.on_data = self.on_data, None
-            notify()
-        return data
-
-    def write(self, data: bytes) -> None:
-        self.wrote = True
-        self.client.write(data)
-
-    def __getattr__(self, name: str) -> Any:  # flush, close, is_open, sock: the client's own
-        return getattr(self.client, name)
 
 
 def _peer(client: Any) -> str:
@@ -488,15 +512,19 @@ def make_brain_server(
     port: int = DEFAULT_PORT,
     client_timeout_ms: int = 30_000,
     shim_auth: ShimAuth | None = None,
+    bounds: Bounds | None = None,
 ) -> BrainServer:
     """The Thrift server of ``handler``; ``shim_auth``: who may feed its rounds
-    (:class:`SealedRounds`; ``None`` only for tests and benchmarks)."""
+    (:class:`SealedRounds`; ``None`` only for tests and benchmarks); ``bounds``: what one peer
+    can make it hold (``scheduler_py/service/bounded.py``); ``client_timeout_ms``: how long a
+    connection may stay idle between calls."""
     return BrainServer(
         TProcessor(wire().SchedulerBrain, SealedRounds(handler, shim_auth)),
         TServerSocket(host=host, port=port, client_timeout=client_timeout_ms),
         iprot_factory=TBinaryProtocolFactory(),
         itrans_factory=TFramedTransportFactory(),
         daemon=True,
+        bounds=bounds,
     )
 
 
