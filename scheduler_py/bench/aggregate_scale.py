@@ -3,10 +3,13 @@ real ZooKeeper): CPU-s and wall s per cycle, longest burst above 0.5 core.
 
 What one aggregation cycle costs as topologies grow (docs/monitoring.md, "Monitoring cost").
 
-A real ZooKeeper (``devtools/zkserver.py``) receives synthetic window records
-(``monitoring/synthetic.py``: a four-component chain, ~8 executors per worker, each executor
-sending to 16 of the next component, one acker per worker) published exactly as the worker
-monitor publishes them (gzip JSON at ``<root>/monitor/<topology>/<worker>/w-<end>``,
+A real ZooKeeper (``devtools/zkserver.py``) receives synthetic window records published exactly
+as the worker monitor publishes them. ``mode=counts`` (the default monitoring, version-2
+records: ``monitoring/synthetic_counts.py``, a four-component chain, shuffle → fields →
+shuffle, load-aware messaging on, ~8 executors per worker, 4 workers per host; the job
+estimates the pairs from Storm's counts) or ``mode=exact`` (version-1 records with the hooks'
+traffic: ``monitoring/synthetic.py``, each executor sending to 16 of the next component, one
+acker per worker). They are published (gzip JSON at ``<root>/monitor/<topology>/<worker>/w-<end>``,
 ``MonitorStore.publish_window``). For each size, the retention's worth of windows (30 per
 worker, 5 min at 10 s) is published and one cold cycle runs; then, ``cycles`` times, every
 worker publishes its next window and one **warm** cycle of ``AggregationJob.run_once`` runs,
@@ -18,9 +21,9 @@ ZooKeeper server excluded), and the longest stretch sampled every 0.25 s above h
 Targets: at <= 100 executors <= 1 CPU-s and <= 3 s wall per cycle and no burst above 0.5
 core longer than 2 s; at 1,000 executors <= 5 CPU-s; at 5,000 within the default period (30 s).
 
-Options (``--set``): ``sizes`` (comma-separated executors, default 10,100,1000,5000; quick
-10,100), ``cycles`` (measured warm cycles per size, default 3; quick 2), ``warmup``
-(unmeasured warm cycles first, default 4; quick 1), ``master``.
+Options (``--set``): ``mode`` (``counts`` default, ``exact``), ``sizes`` (comma-separated
+executors, default 10,100,1000,5000; quick 10,100), ``cycles`` (measured warm cycles per size,
+default 3; quick 2), ``warmup`` (unmeasured warm cycles first, default 4; quick 1), ``master``.
 """
 
 from __future__ import annotations
@@ -101,18 +104,51 @@ def _publish(store: Any, records: list[Any]) -> None:
         result.get()
 
 
-def _measure_size(spark: Any, zk_hosts: str, zk_pid: int, executors: int, cycles: int, warmup: int):
+MODES = ("counts", "exact")
+
+
+def _generator(mode: str, executors: int, topology: str):
+    """``(workers, records(end_ms, windows, seed))`` of the synthetic topology for ``mode``."""
+    if mode == "exact":
+        from scheduler_py.monitoring.synthetic import Shape, records
+
+        shape = Shape.for_executors(executors)
+        return shape.workers, lambda end, windows, seed: records(
+            topology, shape, end, windows, seed=seed
+        )
+    from scheduler_py.monitoring.synthetic_counts import Layout, chain, simulate
+
+    workers = max(1, min(500, executors // 8))
+    layout = Layout(workers=workers, hosts=max(1, workers // 4))
+    return (
+        workers,
+        lambda end, windows, seed: (
+            simulate(
+                chain(executors),
+                layout,
+                end,
+                windows,
+                mode="counts",
+                topology_id=topology,
+                seed=seed,
+            ).records
+        ),
+    )
+
+
+def _measure_size(
+    spark: Any, zk_hosts: str, zk_pid: int, executors: int, cycles: int, warmup: int, mode: str
+):
     from scheduler_py.monitoring.job import AggregationJob, JobConfig
-    from scheduler_py.monitoring.synthetic import Shape, records
     from scheduler_py.monitoring.zk import MonitorStore, close_quietly, connect
 
-    shape = Shape.for_executors(executors)
     topology = f"scale-{executors}"
+    workers, records = _generator(mode, executors, topology)
     now = int(time.time() * 1000) // WINDOW_MS * WINDOW_MS
     client = connect(zk_hosts, timeout=30)
     try:
         store = MonitorStore(client, f"/scale-{executors}")
-        _publish(store, records(topology, shape, now, RETAINED_WINDOWS, seed=executors))
+        _publish(store, records(now, RETAINED_WINDOWS, executors))
         job = AggregationJob(spark, store, JobConfig())
         started = time.perf_counter()
         cold = job.run_once(now_ms=now, running={topology})
@@ -120,7 +156,7 @@ def _measure_size(spark: Any, zk_hosts: str, zk_pid: int, executors: int, cycles
         warm = []
         for cycle in range(1, warmup + cycles + 1):
             end = now + cycle * WINDOW_MS
-            fresh = records(topology, shape, end, 1, seed=executors + cycle)
+            fresh = records(end, 1, executors + cycle)
             _publish(store, fresh)
             with CpuSampler(os.getpid(), {zk_pid}) as sampler:
                 started = time.perf_counter()
@@ -144,7 +180,7 @@ def _measure_size(spark: Any, zk_hosts: str, zk_pid: int, executors: int, cycles
         client.delete(store.root, recursive=True)
         return {
             "executors": executors,
-            "workers": shape.workers,
+            "workers": workers,
             "cold_wall_s": cold_s,
             "cold_windows": cold.read_windows,
             "cycles": warm,
@@ -170,10 +206,13 @@ def run(options: BenchOptions) -> None:
     cycles = int(extra.get("cycles", QUICK_CYCLES if options.quick else CYCLES))
     warmup = int(extra.get("warmup", QUICK_WARMUP_CYCLES if options.quick else WARMUP_CYCLES))
     master = extra.get("master", DEFAULT_MASTER)
+    mode = str(extra.get("mode", "counts"))
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     report.title("Aggregation cost per cycle vs executors", PAPER)
     report.line(
-        f"sizes {sizes}: a cold cycle, {warmup} unmeasured and {cycles} measured warm cycle(s) "
-        f"each, master {master}, "
+        f"{mode} mode records; sizes {sizes}: a cold cycle, {warmup} unmeasured and "
+        f"{cycles} measured warm cycle(s) each, master {master}, "
         f"load average {os.getloadavg()[0]:.1f} on {len(os.sched_getaffinity(0))} CPU(s)"
     )
     spark = spark_session(master)
@@ -186,7 +225,7 @@ def run(options: BenchOptions) -> None:
         for executors in report.progress(sizes, total=len(sizes), desc="sizes"):
             results.append(
                 _measure_size(
-                    spark, zookeeper.hosts, zookeeper.process.pid, executors, cycles, warmup
+                    spark, zookeeper.hosts, zookeeper.process.pid, executors, cycles, warmup, mode
                 )
             )
             results[-1]["load_average"] = os.getloadavg()[0]
@@ -267,6 +306,7 @@ def run(options: BenchOptions) -> None:
         lambda axes: _draw(axes, results),
         {
             "master": master,
+            "mode": mode,
             "cycles": cycles,
             "results": results,
             "summary": {

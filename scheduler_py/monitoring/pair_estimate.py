@@ -371,16 +371,29 @@ def routing_prior(
     placement = _placement([*sources, *targets], where)
     index = {t: j for j, t in enumerate(targets)}
     names = [str(t) for t in targets]
+    rows: dict[tuple[str, str] | None, np.ndarray] = {}
+    """the row of a source's worker: every source of one worker routes alike"""
     for i, src in enumerate(sources):
-        chosen = names
-        if grouping == "local_or_shuffle" and src in where:
-            local = [str(t) for t in targets if where.get(t, ("",))[0] == where[src][0]]
-            chosen = local or names
-        if load_aware and str(src) in placement.node_of:
-            chosen = locality_scope(str(src), chosen, placement, {})
-        for name in chosen:
-            prior[i, index[int(name)]] = 1.0 / len(chosen)
+        key = where.get(src)
+        if key not in rows:
+            rows[key] = _prior_row(
+                grouping, src, targets, names, index, where, placement, load_aware
+            )
+        prior[i] = rows[key]
     return prior
+
+
+def _prior_row(grouping, src, targets, names, index, where, placement, load_aware) -> np.ndarray:
+    chosen = names
+    if grouping == "local_or_shuffle" and src in where:
+        local = [str(t) for t in targets if where.get(t, ("",))[0] == where[src][0]]
+        chosen = local or names
+    if load_aware and str(src) in placement.node_of:
+        chosen = locality_scope(str(src), chosen, placement, {})
+    row = np.zeros(len(targets))
+    for name in chosen:
+        row[index[int(name)]] = 1.0 / len(chosen)
+    return row
 
 
 def _placement(tasks: Iterable[int], where: Mapping[int, tuple[str, str]]) -> Placement:

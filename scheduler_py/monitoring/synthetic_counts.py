@@ -160,14 +160,18 @@ def simulate(
         worker_of[task] = (f"sup-{w % layout.hosts}", f"host-{w % layout.hosts}", 6700 + w)
     where = {t: (f"{s}:{p}", h) for t, (s, h, p) in worker_of.items()}
     keys = _key_shares(rng)
+    priors = {
+        (r.component, r.target): _prior(
+            r.grouping, tasks[r.component], tasks[r.target], where, keys, load_aware
+        )
+        for r in shape.routes
+    }
     totals: dict[tuple[int, int], float] = defaultdict(float)
     records = []
     seconds = WINDOW_MS / 1000.0
     for w in range(windows):
         window_end = end_ms - (windows - 1 - w) * WINDOW_MS
-        emitted, executed, traffic = _window(
-            shape, tasks, where, keys, rng, rate * seconds, load_aware
-        )
+        emitted, executed, traffic = _window(shape, tasks, priors, rng, rate * seconds)
         for (src, dst, _), n in traffic.items():
             totals[(src, dst)] += n
         records.extend(
@@ -199,7 +203,7 @@ def _fields_shares(keys: np.ndarray, targets: int) -> np.ndarray:
     return np.bincount(buckets, weights=keys, minlength=targets)
 
 
-def _window(shape, tasks, where, keys, rng, spout_tuples, load_aware):
+def _window(shape, tasks, priors, rng, spout_tuples):
     emitted: dict[int, float] = defaultdict(float)
     executed: dict[tuple[int, str], float] = defaultdict(float)
     traffic: dict[tuple[int, int, str], float] = defaultdict(float)
@@ -213,7 +217,7 @@ def _window(shape, tasks, where, keys, rng, spout_tuples, load_aware):
             emitted[task] = out
         for route in (r for r in shape.routes if r.component == component):
             sources, targets = tasks[component], tasks[route.target]
-            shares = _shares(route.grouping, sources, targets, where, keys, load_aware, rng)
+            shares = _jittered(route.grouping, priors[(component, route.target)], rng)
             for i, src in enumerate(sources):
                 if route.grouping == "all":
                     counts = np.full(len(targets), emitted[src])
@@ -227,12 +231,18 @@ def _window(shape, tasks, where, keys, rng, spout_tuples, load_aware):
     return emitted, executed, traffic
 
 
-def _shares(grouping, sources, targets, where, keys, load_aware, rng) -> np.ndarray:
+def _prior(grouping, sources, targets, where, keys, load_aware) -> np.ndarray:
     if grouping == "fields":
         return np.tile(_fields_shares(keys, len(targets)), (len(sources), 1))
     if grouping == "all":
         return np.ones((len(sources), len(targets)))
-    prior = routing_prior(grouping, sources, targets, where, load_aware)
+    return routing_prior(grouping, sources, targets, where, load_aware)
+
+
+def _jittered(grouping: str, prior: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A shuffle's shares as the load weights move them this window."""
+    if grouping in ("fields", "all"):
+        return prior
     jittered = prior * rng.normal(1.0, JITTER, prior.shape).clip(0.5, 1.5)
     return jittered / jittered.sum(axis=1, keepdims=True)
 
