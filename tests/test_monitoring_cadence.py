@@ -59,3 +59,17 @@ def test_no_stretch_when_max_is_not_above_the_period():
     records = windows(START)
     cadence.aggregated("t", records, START)
     assert cadence.due("t", windows(START + PERIOD, seed=2), START + PERIOD) == "every run"
+
+
+def test_the_cli_keeps_a_steady_topology_within_the_brains_freshness():
+    import argparse
+
+    from scheduler_py.cli.aggregate import MAX_STRETCH_MS, add_arguments, max_period_ms
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert max_period_ms(parser.parse_args(["--once"])) == 0
+    assert max_period_ms(parser.parse_args(["--every", "5s"])) == 20_000
+    assert max_period_ms(parser.parse_args(["--every", "30s"])) == MAX_STRETCH_MS == 120_000
+    assert max_period_ms(parser.parse_args(["--every", "30s", "--no-stretch"])) == 0
+    assert max_period_ms(parser.parse_args(["--every", "30s", "--max-period", "90s"])) == 90_000

@@ -206,6 +206,11 @@ def _report(summary: Any, root: str, as_json: bool) -> None:
             f"no new window znode since the last run ({summary.read_windows} read before): "
             "aggregates left as they are"
         )
+    elif not summary.documents and summary.steady:
+        done = (
+            f"{summary.new_windows} new window znode(s), every topology steady: no Spark work, "
+            "aggregates left as they are"
+        )
     else:
         done = (
             f"aggregated {summary.read_windows} window znode(s) ({summary.new_windows} new) of "
