@@ -72,12 +72,14 @@ class ThriftBrain:
     def _call(
         self, method: str, *args: Any, slow: bool = False, timeout_ms: int | None = None
     ) -> str:
-        from scheduler_py.service.client import BrainUnreachable, call_brain
+        from scheduler_py.service.client import BrainNotProven, BrainUnreachable, call_brain
         from scheduler_py.service.wire import wire
 
         timeout_ms = timeout_ms or (60_000 if slow else self.timeout_ms)
         try:
             return call_brain(self.address, method, *args, timeout_ms=timeout_ms)
+        except BrainNotProven as error:  # the secret was not sent (service/client.py)
+            raise OperatorError(str(error)) from None
         except BrainUnreachable as error:
             raise SourceUnavailable(
                 f"cannot connect to the brain at {self.address} ({error}); is `scheduler-py "

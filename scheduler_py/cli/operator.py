@@ -14,7 +14,8 @@ controller and the history)::
 The brain's address is ``--brain HOST:PORT``, else ``$SCHEDULER_BRAIN``, else
 ``127.0.0.1:9627``. A ``replan`` that applies a plan, and ``trigger``, carry the operator secret
 (``scheduler_py/service/auth.py``: ``$SCHEDULER_PY_SECRET``, ``--secret-file``, or the file
-the brain created at its first start). Exit status: 0 done (or nothing to do), 1 the brain
+the brain created at its first start), sent only once the brain proved it holds it
+(``scheduler_py/service/client.py``). Exit status: 0 done (or nothing to do), 1 the brain
 refused or the reconfiguration did not complete, 2 usage.
 """
 
@@ -31,7 +32,12 @@ from typing import Any
 from scheduler_py.config import parse_key_values
 from scheduler_py.reconfig.history import TERMINAL
 from scheduler_py.service.auth import SECRET_ENV, SecretError, load_secret, secret_file
-from scheduler_py.service.client import DEFAULT_BRAIN, BrainUnreachable, call_brain
+from scheduler_py.service.client import (
+    DEFAULT_BRAIN,
+    BrainNotProven,
+    BrainUnreachable,
+    call_brain,
+)
 from scheduler_py.service.wire import wire
 
 
@@ -115,6 +121,9 @@ def build_controller(args: argparse.Namespace, planner: Any) -> Any:
 def _call(address: str, method: str, *args: Any, timeout_ms: int = 60_000) -> Any:
     try:
         return call_brain(address, method, *args, timeout_ms=timeout_ms)
+    except BrainNotProven as error:  # the secret was not sent (service/client.py)
+        print(f"scheduler-py {method}: {error}", file=sys.stderr)
+        raise SystemExit(1) from None
     except BrainUnreachable as error:
         raise SystemExit(
             f"scheduler-py: cannot reach the brain at {address} ({error}); is `scheduler-py "

@@ -16,10 +16,16 @@ alike:
 0600, in a 0700 directory), so the operator on the brain's host, as the brain's user, needs
 no set-up and other users cannot read it. A secret file that others can read is refused.
 The file rules and the constant-time comparison: ``scheduler_py/config/private_files.py``.
+
+Before an operator tool sends the secret it asks the brain to prove it holds it
+(:func:`secret_proof` over a fresh random challenge, ``scheduler_py/service/client.py``), so an
+impostor on the brain's port — while the brain is down — learns nothing.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +49,23 @@ class OperatorSecret:
 
     def admits(self, given: str | None) -> bool:
         return same_credential(self.value, given)
+
+    def proof(self, challenge: bytes) -> str:
+        """What the brain answers to ``prove_operator_secret(challenge)``."""
+        return secret_proof(self.value, challenge)
+
+
+PROOF_CONTEXT = b"scheduler-py brain proof v1\n"
+CHALLENGE_BYTES = (16, 64)
+"""the shortest and longest challenge the brain answers"""
+
+
+def secret_proof(secret: str, challenge: bytes) -> str:
+    """Hex HMAC-SHA256 under ``secret`` of :data:`PROOF_CONTEXT` + ``challenge``: how a brain
+    shows it holds the operator secret without sending it (``scheduler.thrift``,
+    ``prove_operator_secret``); operator tools check it before they send the secret."""
+    digest = hmac.new(secret.encode("utf-8"), PROOF_CONTEXT + challenge, hashlib.sha256)
+    return digest.hexdigest()
 
 
 def default_secret_file() -> Path:

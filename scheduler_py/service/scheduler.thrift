@@ -213,5 +213,13 @@ service SchedulerBrain {
    * under "trigger" (scheduler_py/reconfig/pause.py).
    */
   string set_trigger_paused(1: bool paused, 2: string topology, 3: string secret)
-    throws (1: BrainError error)
+    throws (1: BrainError error),
+
+  /**
+   * The brain proves it holds the operator secret before an operator tool sends it
+   * (scheduler_py/service/client.py): the hex HMAC-SHA256, under the secret, of
+   * "scheduler-py brain proof v1\n" followed by `challenge` (16 to 64 random bytes the tool
+   * chose). A BrainError when the brain has no operator secret or the challenge is malformed.
+   */
+  string prove_operator_secret(1: binary challenge) throws (1: BrainError error)
 }

@@ -54,7 +54,7 @@ from scheduler_py.scheduling.interfaces import OperatorError, ReconfigurationPor
 from scheduler_py.scheduling.round import KEEP, PLACE, RoundConfig, TopologyDecision, plan_round
 from scheduler_py.scheduling.state import ClusterState
 from scheduler_py.scheduling.status import count_fallbacks, status_document
-from scheduler_py.service.auth import SECRET_ENV, OperatorSecret
+from scheduler_py.service.auth import CHALLENGE_BYTES, SECRET_ENV, OperatorSecret
 from scheduler_py.service.bounded import (
     AcceptBackoff,
     Bounds,
@@ -193,6 +193,21 @@ class BrainHandler:
         except Exception as error:
             log.exception("history %s failed", topology)
             raise wire().BrainError(f"history failed: {type(error).__name__}: {error}") from error
+
+    def prove_operator_secret(self, challenge: bytes | None) -> str:
+        """Shows an operator tool that this brain holds the operator secret before it sends
+        it (``scheduler_py/service/auth.py``, ``secret_proof``)."""
+        shortest, longest = CHALLENGE_BYTES
+        if not isinstance(challenge, bytes) or not shortest <= len(challenge) <= longest:
+            found = len(challenge) if isinstance(challenge, bytes) else type(challenge).__name__
+            expected = f"expected a challenge of {shortest} to {longest} bytes, found {found}"
+            raise _refused("prove_operator_secret", OperatorError(expected))
+        if self.operator_secret is None:
+            raise wire().BrainError(
+                "this brain has no operator secret configured (start it with `scheduler-py "
+                "serve --nimbus HOST:PORT`), so it cannot prove one"
+            )
+        return self.operator_secret.proof(challenge)
 
     def _authorise(self, call: str, secret: str | None) -> None:
         expected = self.operator_secret

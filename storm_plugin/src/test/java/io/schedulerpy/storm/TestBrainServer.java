@@ -86,6 +86,11 @@ final class TestBrainServer implements AutoCloseable {
                     throws BrainError {
                 throw new BrainError("the test brain has no reconfiguration controller");
             }
+
+            @Override
+            public String prove_operator_secret(ByteBuffer challenge) throws BrainError {
+                throw new BrainError("the test brain has no operator secret");
+            }
         };
         socket = new TServerSocket(new InetSocketAddress("127.0.0.1", 0));
         server = new TSimpleServer(new TServer.Args(socket)
