@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, replace
 from typing import Any
 
+from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.cost import node_loads
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.types import EPSILON
@@ -61,6 +62,11 @@ from scheduler_py.scheduling.state import ClusterState, StormTopology
 from scheduler_py.scheduling.view import TopologyView, storm_view
 
 log = logging.getLogger(__name__)
+
+REPLAN_BUDGET_SECS = 10.0
+"""the most time an operator's re-plan (``replan``, also ``--dry-run`` and the dashboard's
+what-if) may plan; the brain's Thrift port also caps how many run at once
+(``scheduler_py/service/server.py``)"""
 
 ReferenceSink = Callable[[str, Mapping[str, Any]], None]
 """(topology id, aggregate) -> store the aggregate as the topology's change reference"""
@@ -152,8 +158,9 @@ class Controller:
         name, topo = self._resolve(topology, must_run=True)
         snapshot = self._latest()
         config = self._config_for(topo)
+        budget = Budget.of(REPLAN_BUDGET_SECS)
         try:
-            proposal = self._propose(snapshot, topo, config, algorithm or None, params)
+            proposal = self._propose(snapshot, topo, config, algorithm or None, params, budget)
         except SchedulingError as error:
             raise ReconfigError(f"cannot re-plan {name}: {error}") from error
         report = proposal.report() | {"dry_run": dry_run}
@@ -236,12 +243,13 @@ class Controller:
         config: TriggerConfig,
         algorithm: str | None,
         overrides: Mapping[str, Any] | None = None,
+        budget: Budget = UNLIMITED,
     ) -> Proposal:
         view = storm_view(snapshot, topo, None, self.planner.costs)
         requested = algorithm or config.algorithm or None
         chosen, params = choose_algorithm(view.conf, self.planner, requested)
         params |= dict(overrides or {})
-        whole = propose(view, chosen, params, snapshot.hosts)
+        whole = propose(view, chosen, params, snapshot.hosts, budget)
         first, stages = stage(whole, config.max_restart_share)
         self._stages[topo.id] = (stages, whole.workers_restarted)
         return first

@@ -89,6 +89,7 @@ class BrainHandler:
         self.operator_secret = operator_secret
         """what a changing call must carry; ``None``: every changing call is refused"""
         self._lock = threading.Lock()
+        self._replans = threading.BoundedSemaphore(MAX_REPLANS_AT_ONCE)
         self.last_records: dict[str, TopologyDecision] = {}
         self._last_state: ClusterState | None = None
         self._last_decisions: dict[str, TopologyDecision] = {}
@@ -171,9 +172,20 @@ class BrainHandler:
     def replan(
         self, topology: str, algorithm: str, dry_run: bool, secret: str = "", params: str = ""
     ) -> str:
+        """A re-plan (``--dry-run``, the dashboard's what-if, or one that applies): at most
+        :data:`MAX_REPLANS_AT_ONCE` at a time, parameters within :func:`_params`' caps, and
+        the controller plans within ``reconfig/controller.py``'s ``REPLAN_BUDGET_SECS``."""
         controller = self._controller()
         if not dry_run:
             self._authorise(f"replan {topology}", secret)
+        if not self._replans.acquire(blocking=False):
+            raise _refused(
+                f"replan {topology}",
+                OperatorError(
+                    f"busy: {MAX_REPLANS_AT_ONCE} re-plans are running already (the most at "
+                    "once, so they cannot slow the scheduling rounds down); try again shortly"
+                ),
+            )
         try:
             parsed = _params(params)
             report = controller.replan(topology, algorithm or "", bool(dry_run), parsed or None)
@@ -182,6 +194,8 @@ class BrainHandler:
         except Exception as error:
             log.exception("replan %s failed", topology)
             raise wire().BrainError(f"replan failed: {type(error).__name__}: {error}") from error
+        finally:
+            self._replans.release()
         return json.dumps(report, sort_keys=True, default=str)
 
     def history(self, topology: str) -> str:
@@ -339,10 +353,26 @@ _connection = threading.local()
 already refused with a WARNING (its connection then gets no second one)"""
 
 
+MAX_REPLANS_AT_ONCE = 2
+"""re-plans (dry runs and what-ifs included) the brain runs at once; more are refused"""
+MAX_PARAMS_CHARS = 4096
+MAX_PARAMS = 32
+MAX_PARAM_STRING = 256
+MAX_PARAM_LIST = 64
+
+
 def _params(text: str | None) -> dict[str, Any]:
-    """``replan``'s algorithm parameters: a JSON object, or empty for none."""
+    """``replan``'s algorithm parameters: a JSON object, or empty for none; at most
+    :data:`MAX_PARAMS_CHARS` characters and :data:`MAX_PARAMS` entries, each a number, a
+    boolean, null, a string of at most :data:`MAX_PARAM_STRING` characters, or a flat list of
+    at most :data:`MAX_PARAM_LIST` of those (no nesting)."""
     if not text:
         return {}
+    if len(text) > MAX_PARAMS_CHARS:
+        raise OperatorError(
+            f"replan: expected the parameters as a JSON object of at most {MAX_PARAMS_CHARS} "
+            f"characters, found {len(text)}"
+        )
     try:
         value = json.loads(text)
     except ValueError as error:
@@ -353,6 +383,24 @@ def _params(text: str | None) -> dict[str, Any]:
         raise OperatorError(
             f"replan: expected the parameters as a JSON object, found {type(value).__name__}"
         )
+    if len(value) > MAX_PARAMS:
+        raise OperatorError(f"replan: expected at most {MAX_PARAMS} parameters, found {len(value)}")
+    for name, item in value.items():
+        items = item if isinstance(item, list) else [item]
+        if isinstance(item, list) and len(item) > MAX_PARAM_LIST:
+            raise OperatorError(
+                f"replan: parameter {name[:40]!r}: expected a list of at most "
+                f"{MAX_PARAM_LIST} values, found {len(item)}"
+            )
+        for entry in items:
+            if isinstance(entry, dict | list) or (
+                isinstance(entry, str) and len(entry) > MAX_PARAM_STRING
+            ):
+                raise OperatorError(
+                    f"replan: parameter {name[:40]!r}: expected a number, a boolean, null, a "
+                    f"string of at most {MAX_PARAM_STRING} characters or a flat list of them, "
+                    f"found {type(entry).__name__} {str(entry)[:40]!r}"
+                )
     return value
 
 
