@@ -42,7 +42,7 @@ import numpy as np
 
 from scheduler_py.model.loadaware import _scope as locality_scope
 from scheduler_py.model.types import Placement
-from scheduler_py.monitoring.records import Route, WindowRecord, input_key
+from scheduler_py.monitoring.records import Route, WindowRecord, input_key, split_input
 
 TaskPair = tuple[int, int]
 
@@ -207,7 +207,7 @@ def _observe(
             for key, value in counts.executed.items():
                 seen.executed[task][key] = seen.executed[task].get(key, 0.0) + value
                 latency = counts.execute_ms.get(key)
-                if latency is not None and not key.rpartition(":")[2].startswith("__"):
+                if latency is not None and not split_input(key)[1].startswith("__"):
                     cell = seen.latency[counts.component]
                     cell[0] += latency * value
                     cell[1] += value
@@ -234,7 +234,7 @@ def _system_routes(seen: _Observed, routes: Sequence[Route]) -> list[Route]:
     for task, inputs in seen.executed.items():
         target = component_of.get(task)
         for key in inputs:
-            source, _, stream = key.rpartition(":")
+            source, stream = split_input(key)
             if target and stream.startswith("__") and source in seen.tasks_of:
                 found.add((source, stream, target))
     return [Route(*key, grouping="fields") for key in sorted(found - known)]
