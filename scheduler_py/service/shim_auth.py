@@ -122,18 +122,18 @@ class ShimAuth:
             raise ShimAuthError(self._unsealed_message())
         if self.key is None:
             raise ShimAuthError(
-                "refused a sealed round: this brain has no shim key to check it with; expected "
+                "a sealed round, but this brain has no shim key to check it with; expected "
                 "`scheduler-py serve --shim-key-file PATH` with the file Nimbus's "
                 "scheduler.brain.key.file names"
             )
         if not sealed or not mac:
             raise ShimAuthError(
-                "refused a round: expected both the sealed snapshot and its MAC, found "
+                "expected both the sealed snapshot and its MAC, found "
                 f"{'no snapshot bytes' if not sealed else 'no MAC'}"
             )
         if not hmac.compare_digest(self.key.mac(sealed), mac):
             raise ShimAuthError(
-                "refused a round whose MAC does not match: expected an HMAC-SHA256 under the "
+                "its MAC does not match: expected an HMAC-SHA256 under the "
                 f"shim key in {self.key.source}; is Nimbus's scheduler.brain.key.file a copy "
                 "of that file?"
             )
@@ -146,7 +146,7 @@ class ShimAuth:
         stamp = getattr(snapshot, "timestamp_ms", None)
         if not isinstance(stamp, int) or abs(now - stamp / 1000) > self.fresh_secs:
             raise ShimAuthError(
-                f"refused a sealed round with timestamp_ms {stamp!r}: expected one within "
+                f"a sealed round with timestamp_ms {stamp!r}: expected one within "
                 f"{self.fresh_secs:g} s of the brain's clock ({int(now * 1000)}); a replayed "
                 "round, or the clocks of Nimbus's and the brain's hosts differ"
             )
@@ -156,7 +156,7 @@ class ShimAuth:
                     del self._seen[old]
             if mac in self._seen:
                 raise ShimAuthError(
-                    f"refused a replayed round (round {getattr(snapshot, 'round', '?')}, the "
+                    f"a replayed round (round {getattr(snapshot, 'round', '?')}, the "
                     "same sealed snapshot was accepted before)"
                 )
             self._seen[mac] = now
@@ -164,7 +164,7 @@ class ShimAuth:
     def _unsealed_message(self) -> str:
         where = f"the key in {self.key.source}" if self.key else "the brain's shim key"
         return (
-            "refused an unauthenticated round: expected a snapshot sealed with "
+            "an unauthenticated round: expected a snapshot sealed with "
             f"{where} (Nimbus's storm.yaml: scheduler.brain.key.file, a shim of this "
             "version); found none. Upgrade the shim jar and set the key file, or start the "
             "brain with --allow-unauthenticated-rounds (such rounds are answered but never "
