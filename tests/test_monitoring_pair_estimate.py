@@ -296,3 +296,12 @@ def test_no_warning_logged_by_the_estimate_itself(caplog):
     first, second = _chain(reset_counters=1)
     estimate_pairs([first, second])
     assert not caplog.records  # the job logs estimate.warnings(), once per edge and reason
+
+
+def test_counts_without_routes_say_why_nothing_was_estimated():
+    first, second = _chain()
+    bare = [WindowRecord(**{**r.__dict__, "routes": ()}) for r in (first, second)]
+    estimate = estimate_pairs(bare)
+    assert estimate.tuples_per_s == {} and estimate.source == "none"
+    (line,) = estimate.warnings("t")
+    assert "counts but no routes" in line

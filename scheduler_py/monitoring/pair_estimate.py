@@ -93,9 +93,13 @@ class PairEstimate:
     estimated_sources: set[int] = field(default_factory=set)
     """source tasks whose pairs were estimated from counts (the others' are exact)"""
 
+    problem: str | None = None
+    """why nothing could be estimated at all (counts but no routes), else ``None``"""
+
     def warnings(self, topology_id: str) -> list[str]:
-        """One line per declared edge."""
-        return [
+        """One line per declared edge (and one when nothing could be estimated)."""
+        lines = [f"{topology_id}: {self.problem}"] if self.problem else []
+        return lines + [
             f"{topology_id}: edge {edge.label} priced as declared: {edge.reason}"
             for edge in self.declared
         ]
@@ -148,6 +152,11 @@ def estimate_pairs(
         estimate.source = modes.pop() if len(modes) == 1 else "mixed"
     elif any(seen.exact.values()):
         estimate.source = "exact"
+    if not routes and seen.counted_tasks and not seen.exact:
+        estimate.problem = (
+            "the records carry Storm's counts but no routes (the workers could not read the "
+            "topology): no pair traffic estimated, the brain keeps the declared traffic"
+        )
     if not routes and seen.exact:
         for (src, dst, _), tuples in seen.exact.items():
             rate = tuples / seen.seconds[src] if seen.seconds.get(src) else 0.0
