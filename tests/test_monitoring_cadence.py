@@ -73,3 +73,15 @@ def test_the_cli_keeps_a_steady_topology_within_the_brains_freshness():
     assert max_period_ms(parser.parse_args(["--every", "30s"])) == MAX_STRETCH_MS == 120_000
     assert max_period_ms(parser.parse_args(["--every", "30s", "--no-stretch"])) == 0
     assert max_period_ms(parser.parse_args(["--every", "30s", "--max-period", "90s"])) == 90_000
+
+
+def test_a_worker_leaving_the_window_makes_the_topology_due():
+    cadence = Cadence(PERIOD, 120_000)
+    records = windows(START)
+    cadence.aggregated("t", records, START)
+    now = START + PERIOD // 3  # a new window within the period
+    steady = windows(now, seed=5)
+    assert cadence.due("t", steady, now) is None  # steady: waits
+    one_worker = [r for r in steady if r.port == 6700]
+    reason = cadence.due("t", one_worker, now)
+    assert reason and reason.startswith("workers changed") and "6701" in reason

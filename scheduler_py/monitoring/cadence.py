@@ -6,6 +6,8 @@ aggregate was computed from (:func:`signature`: per executor CPU ms/s, per task 
 executes per second by stream, per task pair exact tuples/s). On a later run it compares the
 signature of the windows that arrived since then with that reference:
 
+* a worker left the window or joined it (a supervisor died, a rebalance): aggregated now (the
+  aggregate's ``missing`` changes), the period back to every run;
 * moved more than ``threshold`` (relative L1, ``‖new − ref‖₁ / ‖ref‖₁``): aggregated now, and
   the period drops back to every run;
 * steady: aggregated when the period is over; each steady aggregation doubles the period, up
@@ -69,6 +71,7 @@ class _State:
     newest_end_ms: int
     reference: dict[str, float]
     period_ms: int
+    workers: frozenset[str]
 
 
 class Cadence:
@@ -90,6 +93,11 @@ class Cadence:
         if state is None or self.max_ms <= self.period_ms:
             self._moved[topology_id] = True
             return "every run" if state is not None else "first aggregation"
+        workers = frozenset(r.worker for r in records)
+        if workers != state.workers:
+            self._moved[topology_id] = True
+            gone, new = sorted(state.workers - workers), sorted(workers - state.workers)
+            return f"workers changed (gone {gone or 'none'}, new {new or 'none'})"
         fresh = [r for r in records if r.window_end_ms > state.newest_end_ms]
         moved = distance(signature(fresh), state.reference) if fresh else 0.0
         if moved > self.threshold:
@@ -118,6 +126,7 @@ class Cadence:
             newest_end_ms=max((r.window_end_ms for r in records), default=0),
             reference=signature(records),
             period_ms=period,
+            workers=frozenset(r.worker for r in records),
         )
 
     def forget(self, keep: Iterable[str]) -> None:
