@@ -10,6 +10,7 @@ from scheduler_py.bench.monitor_overhead import (
     C2_CHILDOPTS,
     ORDER,
     VARIANTS,
+    deadline,
     histogram_delta,
     overhead,
     percentile,
@@ -148,3 +149,12 @@ def test_variant_order():
         variant_order("ABF")
     with pytest.raises(ValueError):
         variant_order("")
+
+
+def test_deadline_is_the_next_such_time_of_day_in_utc():
+    noon = 1_795_867_200.0  # 2026-11-28 12:00 UTC
+    assert deadline("13:20", now=noon) == noon + 80 * 60
+    assert deadline("11:00", now=noon) == noon + 23 * 3600  # tomorrow
+    assert deadline("", now=noon) is None
+    with pytest.raises(ValueError, match="HH:MM"):
+        deadline("25:00", now=noon)

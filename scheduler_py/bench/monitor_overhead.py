@@ -39,7 +39,8 @@ process tree: Python and the Spark JVM) over the interval are reported beside.
 
 Options (``--set key=value``): ``warmup``, ``interval`` (seconds), ``order`` (default
 ``ABXRRXBA`` four times: eight runs of each; quick ``ABXR``), ``algorithm``, ``every`` (the
-aggregation period, default 30s), ``aggregation_warmup``, ``compiler`` (``c2`` default, or
+aggregation period, default 30s), ``aggregation_warmup``, ``deadline`` (``HH:MM`` UTC: no
+run starts after it; the summary covers the runs done), ``compiler`` (``c2`` default, or
 ``c1``), ``worker_childopts`` (``topology.worker.childopts`` added for every variant).
 """
 
@@ -272,6 +273,20 @@ def worker_childopts(compiler: str) -> str | None:
     raise ValueError(f"compiler must be c2 or c1, got {compiler!r}")
 
 
+def deadline(text: str, now: float | None = None) -> float | None:
+    """``--set deadline=HH:MM`` (UTC): the epoch time after which no new run starts (the next
+    such time of day from ``now``); ``None`` for an empty text."""
+    if not text:
+        return None
+    hours, _, minutes = text.partition(":")
+    if not (hours.isdigit() and minutes.isdigit() and int(hours) < 24 and int(minutes) < 60):
+        raise ValueError(f"deadline must be HH:MM (UTC), got {text!r}")
+    now = time.time() if now is None else now
+    day = now - now % 86400
+    at = day + int(hours) * 3600 + int(minutes) * 60
+    return at if at > now else at + 86400
+
+
 def _clusters(
     scratch: Path, order: Sequence[str], childopts: str | None
 ) -> dict[str, LocalCluster]:
@@ -302,6 +317,7 @@ def run(options: BenchOptions) -> None:
             extra.get("aggregation_warmup", TIMING.warmup[0] if options.quick else 60.0)
         ),
     }
+    settings["deadline"] = deadline(str(extra.get("deadline", "")))
     childopts = worker_childopts(settings["compiler"])
     order = variant_order(extra.get("order", QUICK_ORDER if options.quick else ORDER))
 
@@ -334,6 +350,12 @@ def run(options: BenchOptions) -> None:
             for index, key in enumerate(
                 report.progress(order, total=len(order), desc="runs"), start=1
             ):
+                if settings["deadline"] is not None and time.time() >= settings["deadline"]:
+                    report.line(
+                        f"  deadline reached: {index - 1} of {len(order)} runs done, the rest "
+                        "skipped"
+                    )
+                    break
                 result = _measure(clusters, key, settings, index, scratch)
                 result["load_average"] = os.getloadavg()[0]
                 runs.append(result)
