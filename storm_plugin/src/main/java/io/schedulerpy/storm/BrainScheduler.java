@@ -65,6 +65,11 @@ public class BrainScheduler implements IScheduler {
         config = BrainConfig.fromConf(conf);
         client = new BrainClient(config);
         LOG.info("scheduler-py shim ready: {}", config);
+        if (config.isEnabled() && config.getKeyFile() == null) {
+            LOG.warn("scheduler-py shim: {} is not set, so rounds go unsealed and the brain refuses them unless it runs "
+                + "with --allow-unauthenticated-rounds; set it to the brain's shim key file (storm_plugin/README.md, "
+                + "\"Who can talk to the brain\")", BrainConfig.KEY_FILE);
+        }
     }
 
     @Override
