@@ -29,9 +29,9 @@ ends or
 node and use at most ``topology.workers`` nodes (or as many as the start used). Above
 :data:`SEARCH_ABOVE` executors the search is skipped: the best candidate is the plan.
 
-**Memo.** The plans of recent canonical problems are remembered (:class:`_Memo`): a round
-placing many copies of one topology on a large cluster plans once (the shortlist of the freest
-nodes, renamed, is the same problem each time).
+**Memo.** The plans of recent canonical problems are remembered (:class:`_Memo`), also one
+its budget cut short: a round placing many copies of one topology on a large cluster plans
+once (the shortlist of the freest nodes, renamed, is the same problem each time).
 
 **Determinism.** The algorithms break ties by node id, and node ids are Storm's random
 supervisor ids. This algorithm plans on a copy of the problem whose nodes are renamed in a
@@ -445,7 +445,7 @@ def plan(
     }
     if own.expired():
         report["budget_note"] = f"{chosen} was the best of what finished in time"
-    if memo_key is not None and not own.expired():  # a plan cut short is not remembered
+    if memo_key is not None:  # a plan its budget cut short too: valid, and the copies agree
         _MEMO.put(memo_key, (dict(node_of), report))
     return _placement(problem, node_of, report, back)
 
