@@ -170,3 +170,12 @@ def test_bench_cluster_tells_throughput_the_emulated_network() -> None:
     assert network_conf(scheduler_spec("brain:links"), 100.0, 50.0, 8192) == {
         "scheduler.brain.params": {"rack_link": 0.5}
     }
+
+
+def test_bench_cluster_runs_the_brain_with_nothing_set_per_topology() -> None:
+    from scheduler_py.bench.cluster_runs import network_conf, scheduler_spec
+
+    spec = scheduler_spec("brain:default")
+    assert spec.brain
+    assert spec.topology_conf == {}
+    assert network_conf(spec, 100.0, 50.0, 8192) == {}

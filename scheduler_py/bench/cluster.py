@@ -51,7 +51,11 @@ cluster or run), ``ready_timeout`` (s), ``emulation``
 default, ras-default, brain:locality × load-aware on × 2 repetitions, shorter intervals.
 ``brain:adaptive`` (:mod:`scheduler_py.bench.cluster_adaptive`): placed by ``even``, re-placed
 by the monitor, the aggregation and the trigger while it runs; ``adaptive_algorithm``
-(``locality``) is its re-plans' algorithm.
+(``locality``) is its re-plans' algorithm. ``brain:default``: the brain with nothing set per
+topology (the service's default algorithm); ``brain_args`` passes ``scheduler-py serve``
+options to the brain (e.g. ``--algorithm throughput --param host_mbit=100``: a network the
+service is told once). Every run's placement is predicted by the throughput model
+(``scheduler_py/model/throughput.py``) beside its measured rate.
 
 At ~650 lines this module is the benchmark's driver only — starting and switching the
 cluster, measuring one run, the session that interleaves them; the pure parts (run order,
@@ -143,6 +147,7 @@ class _BenchCluster(LocalCluster):
         monitor: bool,
         supervisors: str | None,
         brain: bool = False,
+        brain_args: str = "",
     ) -> None:
         """``brain``: start the brain whatever the scheduler (Nimbus without our shim never
         calls it, and its reconfiguration controller only sees topologies the shim sends),
@@ -158,6 +163,8 @@ class _BenchCluster(LocalCluster):
         )
         if supervisors and not emulation:
             self.env["STORM_SUPERVISORS"] = supervisors
+        if brain_args:  # `scheduler-py serve` options (deploy/cluster-up.sh, BRAIN_ARGS)
+            self.env["BRAIN_ARGS"] = brain_args
         self.spec = spec
         self.spout_components: tuple[str, ...] = ()
         self.hosts: EmulatedHosts | None = None
@@ -660,6 +667,7 @@ class _Session:
             settings["monitor"],
             settings["supervisors"],
             brain=settings["restart"] == "nimbus",
+            brain_args=settings["brain_args"],
         )
         cluster = make(emulation)
         try:
@@ -706,7 +714,7 @@ def _settings(options: BenchOptions) -> dict[str, Any]:
     known = {
         "topologies", "schedulers", "loadaware", "repetitions", "warmup", "interval",
         "order", "emulation", "monitor", "supervisors", "cluster_dir", "port_offset",
-        "ready_timeout", "restart", "workers", "adaptive_algorithm",
+        "ready_timeout", "restart", "workers", "adaptive_algorithm", "brain_args",
         *(k.lower() for k in EMU_KEYS),
     }  # fmt: skip
     unknown = sorted(set(extra) - known)
@@ -739,6 +747,7 @@ def _settings(options: BenchOptions) -> dict[str, Any]:
         "monitor": extra.get("monitor", "no").lower() in ("yes", "on", "true", "1"),
         "workers": _positive_int(extra, "workers"),
         "adaptive_algorithm": extra.get("adaptive_algorithm", adaptive.REPLAN_ALGORITHM),
+        "brain_args": extra.get("brain_args", ""),
         "supervisors": extra.get("supervisors"),
         "cluster_dir": Path(extra.get("cluster_dir", REPO / "build" / "bench-cluster")),
         "port_offset": extra.get("port_offset", os.environ.get("CLUSTER_PORT_OFFSET", "3000")),

@@ -63,12 +63,20 @@ class SchedulerSpec:
         return self.cluster_class == "brain"
 
 
+BRAIN_DEFAULT = "brain:default"
+"""The brain with no per-topology setting: the service's default algorithm
+(``bench cluster --set brain_args=…`` passes ``scheduler-py serve`` options, e.g. a default
+algorithm's ``--param``)."""
+
+
 def scheduler_spec(name: str) -> SchedulerSpec:
     """``default`` (Storm's DefaultScheduler: Nimbus without our shim), ``ras-default`` /
     ``ras-generic`` (Storm's ResourceAwareScheduler with ``topology.scheduler.strategy``
     DefaultResourceAwareStrategy / GenericResourceAwareStrategy), ``brain:<algorithm>`` (our
-    shim and brain, ``scheduler.brain.algorithm`` per topology), ``brain:adaptive`` (placed by
-    ``even``, re-placed while it runs: :mod:`scheduler_py.bench.cluster_adaptive`)."""
+    shim and brain, ``scheduler.brain.algorithm`` per topology), ``brain:default`` (our shim
+    and brain with nothing set per topology: the service's default algorithm, as an operator
+    who sets nothing gets), ``brain:adaptive`` (placed by ``even``, re-placed while it runs:
+    :mod:`scheduler_py.bench.cluster_adaptive`)."""
     if name == "default":
         return SchedulerSpec(name, "default", DEFAULT_SCHEDULER)
     if name in ("ras-default", "ras-generic"):
@@ -80,6 +88,9 @@ def scheduler_spec(name: str) -> SchedulerSpec:
         return SchedulerSpec(
             name, "ras", RAS_SCHEDULER, {"topology.scheduler.strategy": RAS_STRATEGIES + strategy}
         )
+    if name == BRAIN_DEFAULT:
+        # the service's own default algorithm: no per-topology setting at all
+        return SchedulerSpec(name, "brain", BRAIN_SCHEDULER, {})
     if name == "brain:adaptive":
         # placed by `even`, re-placed by the monitor and the trigger (cluster_adaptive.py)
         return SchedulerSpec(name, "brain", BRAIN_SCHEDULER, {}, adaptive=True)
@@ -90,7 +101,8 @@ def scheduler_spec(name: str) -> SchedulerSpec:
         )
     raise ValueError(
         f"unknown scheduler {name!r}: expected default, ras-default, ras-generic or "
-        f"brain:<algorithm> (e.g. {', '.join(ALL_SCHEDULERS)}) or brain:adaptive"
+        f"brain:<algorithm> (e.g. {', '.join(ALL_SCHEDULERS)}), {BRAIN_DEFAULT} or "
+        "brain:adaptive"
     )
 
 
