@@ -26,8 +26,11 @@ from dataclasses import dataclass
 
 from scheduler_py.monitoring.records import WindowRecord
 
-DEFAULT_THRESHOLD = 0.1
-"""A 10 % move of the counts since the last aggregation makes a topology due at once."""
+DEFAULT_THRESHOLD = 0.2
+"""A 20 % move of the counts since the last aggregation makes a topology due at once: above
+the window-to-window noise of a small topology's counts and CPU (one 10 s window of a steady
+topology moved up to 11 % in ``tests/test_monitoring_counts_zk.py``), below the re-plan trigger's
+θ = 0.25 (``scheduler_py/reconfig/trigger.py``)."""
 
 
 def signature(records: Iterable[WindowRecord]) -> dict[str, float]:
