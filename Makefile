@@ -24,7 +24,7 @@ help:
 	@echo "make dist     - the release artifacts in dist/: the brain's wheel and sdist, storm-scheduler-py-VERSION.jar"
 	@echo "make thrift-java - regenerate the shim's committed Java Thrift code after a change to scheduler.thrift"
 	@echo "make bench    - benchmarks (tables beside the papers' numbers, PNGs in bench-results/)"
-	@echo "make bench-cluster - issue 13: DefaultScheduler vs RAS vs the brain on a local cluster (BENCH_ARGS=--quick)"
+	@echo "make bench-cluster - DefaultScheduler vs RAS vs the brain on a local cluster (BENCH_ARGS=--quick)"
 	@echo "make cluster-up / cluster-down / cluster-status  (make cluster-up EMU_HOSTS=6: emulated hosts, deploy/README.md)"
 	@echo "make topologies-jvm - build the JVM benchmark topologies jar ($(TOPOLOGIES_JAR))"
 	@echo "make spark-up / spark-down - a Spark standalone master + worker on loopback (scheduler-py aggregate --master)"
@@ -105,12 +105,12 @@ test: lint test-java test-python
 bench: venv
 	$(VENV)/bin/scheduler-py bench all
 
-# issue 13: the JVM topologies under DefaultScheduler, RAS and the brain on a local cluster
+# the emulated-network evaluation (docs/evaluation.md): the JVM topologies under DefaultScheduler, RAS and the brain on a local cluster
 # (emulated hosts when deploy/ provides them); BENCH_ARGS=--quick for the short run
 bench-cluster: venv storm-home topologies-jvm
 	$(VENV)/bin/scheduler-py bench cluster $(BENCH_ARGS)
 
-# issue 15: docker-compose.yml built, started, checked and removed (tests/cluster/test_compose.py);
+# docker-compose.yml built, started, checked and removed (tests/cluster/test_compose.py);
 # fails, rather than skips, where no Docker engine can be started
 compose-test: venv
 	SCHEDULER_PY_COMPOSE_TEST=require $(PY) -m pytest -ra -s tests/cluster/test_compose.py
