@@ -28,16 +28,26 @@ def test_the_digest_id_is_zookeepers():
 
 
 @pytest.mark.parametrize(
-    ("text", "problem"), [("", "an empty file"), ("justuser\n", "no user or no password")]
+    ("text", "problem"), [("", "is empty"), ("justuser\n", "found no user or no password")]
 )
 def test_a_bad_credential_file_is_a_clear_error(tmp_path, monkeypatch, text, problem):
     path = tmp_path / "zk.digest"
     path.write_text(text)
+    path.chmod(0o600)
     monkeypatch.setenv(zk_acl.DIGEST_FILE_ENV, str(path))
-    with pytest.raises(zk_acl.CredentialError, match=f"user:password, found {problem}"):
+    with pytest.raises(zk_acl.CredentialError, match=problem):
         zk_acl.from_environment()
     monkeypatch.setenv(zk_acl.DIGEST_FILE_ENV, str(tmp_path / "missing"))
-    with pytest.raises(zk_acl.CredentialError, match="cannot read"):
+    with pytest.raises(zk_acl.CredentialError, match="does not exist"):
+        zk_acl.from_environment()
+
+
+def test_a_credential_file_other_users_can_read_is_refused(tmp_path, monkeypatch):
+    path = tmp_path / "zk.digest"
+    path.write_text("scheduler:s3cret\n")
+    path.chmod(0o644)
+    monkeypatch.setenv(zk_acl.DIGEST_FILE_ENV, str(path))
+    with pytest.raises(zk_acl.CredentialError, match="open to other users"):
         zk_acl.from_environment()
 
 

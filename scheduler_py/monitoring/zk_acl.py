@@ -37,11 +37,15 @@ from pathlib import Path
 from kazoo.security import ACL, Id, Permissions
 
 from scheduler_py.config import keys
+from scheduler_py.config.private_files import read_private
 
 DIGEST_FILE_ENV = "SCHEDULER_PY_ZK_DIGEST_FILE"
 """the Python commands' :data:`keys.MONITOR_ZK_DIGEST_FILE`"""
 WORLD_READ_ENV = "SCHEDULER_PY_ZK_WORLD_READ"
 """the Python commands' :data:`keys.MONITOR_ZK_WORLD_READ` (``true``/``false``)"""
+
+
+EXPECTED = "one line user:password (mode 0600)"
 
 
 class CredentialError(ValueError):
@@ -76,20 +80,21 @@ class Credential:
 
 
 def load(path: Path, world_read: bool = True) -> Credential:
-    """The credential in ``path`` (first line ``user:password``)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+    """The credential in ``path`` (first line ``user:password``), read as every credential
+    file of ours is (:func:`~scheduler_py.config.private_files.read_private`: refused when
+    other users may read it)."""
+    text = read_private(path, "ZooKeeper credential file", CredentialError, EXPECTED)
+    if text is None:
         raise CredentialError(
-            f"cannot read the ZooKeeper credential file {path} ({error}); expected a file "
-            "holding one line user:password"
-        ) from None
-    line = text.splitlines()[0].strip() if text.strip() else ""
+            f"cannot read the ZooKeeper credential file {path}: it does not exist; expected a "
+            f"file holding {EXPECTED}"
+        )
+    line = text.splitlines()[0].strip()
     user, _, password = line.partition(":")
     if not user or not password:
         raise CredentialError(
-            f"the ZooKeeper credential file {path} must hold one line user:password, found "
-            f"{'an empty file' if not line else 'no user or no password'}"
+            f"the ZooKeeper credential file {path} must hold {EXPECTED}, found no user or no "
+            "password"
         )
     return Credential(user, password, world_read)
 
