@@ -220,7 +220,7 @@ MONITOR_ZK_ENABLED = Key(
 MONITOR_ZK_DIGEST_FILE = Key(
     "scheduler.monitor.zk.digest.file",
     None,
-    "file holding `user:password`: monitoring znodes are created writable only with this "
+    "file (mode 0600) holding `user:password`: monitoring znodes are created writable only with this "
     "digest credential, and every client authenticates with it (Python commands: "
     "`$SCHEDULER_PY_ZK_DIGEST_FILE`; scheduler_py/monitoring/zk_acl.py)",
     "monitor",
