@@ -55,6 +55,13 @@ final class WorkerMonitor {
     private volatile long startedMs;
     private final AtomicInteger users = new AtomicInteger();
     private final Thread loop;
+    /**
+     * Stops the monitor when the worker JVM shuts down. The supervisor kills a worker it no longer
+     * runs and Storm's own shutdown hook halts the JVM one second later, before it stops the
+     * metrics reporters: without this the live znode would outlive the worker until its ZooKeeper
+     * session expires, and a reconfiguration waiting for the old workers to be gone would wait that long.
+     */
+    private final Thread onShutdown = new Thread(this::stop, "scheduler-py-monitor-shutdown");
     private volatile boolean stopped;
     private long seq;
     private String loggedAttribution = "";
@@ -244,6 +251,12 @@ final class WorkerMonitor {
             livePublisher.start();
         }
         loop.start();
+        try {
+            Runtime.getRuntime().addShutdownHook(onShutdown);
+        } catch (IllegalStateException | SecurityException e) {
+            problems.warn("shutdown-hook", "scheduler-py monitor: cannot register its shutdown hook; its live znode "
+                + "goes with the ZooKeeper session when the worker stops", e);
+        }
         LOG.info("scheduler-py monitor started for {} on {} (host {}, port {}): {}; log {}; znodes {}; live {}",
             identity.topologyId, identity.workerName(), identity.host, identity.port, config,
             log == null ? "off" : log.file(), zk == null ? "off" : zk.dir(),
@@ -254,10 +267,18 @@ final class WorkerMonitor {
         if (users.decrementAndGet() <= 0) {
             MONITORS.remove(key, this);
             stop();
+            try {
+                Runtime.getRuntime().removeShutdownHook(onShutdown);
+            } catch (IllegalStateException | SecurityException e) {
+                // the JVM is shutting down already: the hook runs (stop() again does nothing)
+            }
         }
     }
 
     void stop() {
+        if (stopped) {
+            return;
+        }
         stopped = true;
         loop.interrupt();
         if (livePublisher != null) {
