@@ -220,8 +220,8 @@ MONITOR_ZK_ENABLED = Key(
 MONITOR_ZK_DIGEST_FILE = Key(
     "scheduler.monitor.zk.digest.file",
     None,
-    "file (mode 0600) holding `user:password`: monitoring znodes are created writable only with this "
-    "digest credential, and every client authenticates with it (Python commands: "
+    "file (mode 0600) holding `user:password`: monitoring znodes are created writable only "
+    "with this digest credential, and every client authenticates with it (Python commands: "
     "`$SCHEDULER_PY_ZK_DIGEST_FILE`; scheduler_py/monitoring/zk_acl.py)",
     "monitor",
     shown_default="unset (open ACL)",
