@@ -34,6 +34,26 @@ final class WindowRecord {
             routes = routes == null ? List.of() : routes;
             tupleBytes = tupleBytes == null ? Map.of() : new TreeMap<>(tupleBytes);
         }
+
+        /**
+         * These fields with only the task counts of tasks in {@code executors}: the contract (§1.1) lists
+         * counts of the record's executors only, and Storm's registry holds a worker's tasks before their
+         * executor threads start and after they stop, so at start-up and shutdown it names tasks (the
+         * system task -1 first) whose executors the CPU sampler no longer or not yet sees.
+         */
+        Counts coveredBy(List<ExecutorCpu> executors) {
+            List<TaskCounts> kept = new ArrayList<>(taskCounts.size());
+            for (TaskCounts t : taskCounts) {
+                for (ExecutorCpu e : executors) {
+                    if (e.executor().start() <= t.task() && t.task() <= e.executor().end()) {
+                        kept.add(t);
+                        break;
+                    }
+                }
+            }
+            return kept.size() == taskCounts.size() ? this
+                : new Counts(mode, sampleRate, loadAware, kept, routes, tupleBytes, resetCounters);
+        }
     }
 
     /** One executor's CPU in the window. */
@@ -66,7 +86,7 @@ final class WindowRecord {
     WindowRecord(String topologyId, String supervisorId, String host, int port, long seq, long windowStartMs,
                  long windowEndMs, double workerCpuMs, double overheadCpuMs, List<ExecutorCpu> executors,
                  List<TrafficCounters.Entry> traffic, int truncatedPairs, Counts counts) {
-        this.counts = counts;
+        this.counts = counts == null ? null : counts.coveredBy(executors);
         this.topologyId = topologyId;
         this.supervisorId = supervisorId;
         this.host = host;

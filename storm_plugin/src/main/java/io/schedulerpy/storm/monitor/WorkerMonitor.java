@@ -340,7 +340,8 @@ final class WorkerMonitor {
                 problems.warn("log", "scheduler-py monitor: cannot write " + log.file(), e);
             }
         }
-        if (zk != null) {
+        if (zk != null && !r.executors.isEmpty()) {
+            // no executor thread running: the worker is starting or shutting down, nothing to attribute
             zk.offer(end, r.toJsonWithin(MonitorConfig.ZK_MAX_RECORD_BYTES));
         }
         Consumer<String> l = listener;

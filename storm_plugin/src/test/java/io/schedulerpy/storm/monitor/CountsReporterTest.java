@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import org.apache.storm.metrics2.StormMetricRegistry;
 import org.apache.storm.policy.WaitStrategyPark;
 import org.apache.storm.utils.JCQueue;
@@ -73,6 +74,16 @@ class CountsReporterTest {
         reporter.start();
         JCQueue queue = new JCQueue("receive-queue[4, 4]", "receive-queue", 1024, 0, 1, new WaitStrategyPark(100),
             TOPO, "split", List.of(4), PORT, registry);
+        // a window lists the counts of the executors running in it (format §1.1): one named as Storm names it
+        CountDownLatch done = new CountDownLatch(1);
+        Thread executor = new Thread(() -> {
+            try {
+                done.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "Thread-7-split-executor[4, 4]");
+        executor.start();
         try {
             long deadline = System.currentTimeMillis() + 10_000;
             while (WorkerMonitor.find(TOPO, PORT) == null && System.currentTimeMillis() < deadline) {
@@ -96,6 +107,7 @@ class CountsReporterTest {
             assertEquals(1, live.tasks().size());
             assertEquals(4, live.tasks().get(0).task());
         } finally {
+            done.countDown();
             reporter.stop();
             queue.close();
             registry.stop();

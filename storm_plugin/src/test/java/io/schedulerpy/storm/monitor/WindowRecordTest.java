@@ -103,8 +103,10 @@ class WindowRecordTest {
                 new TopologyRoutes.Route("spout", "default", "split", "shuffle", List.of())),
             Map.of(), 3);
         WindowRecord base = sample();
+        List<WindowRecord.ExecutorCpu> executors = new ArrayList<>(base.executors);
+        executors.add(new WindowRecord.ExecutorCpu(new ExecutorKey(9, 9, "spout"), 12.0, 0, List.of()));
         WindowRecord r = new WindowRecord(base.topologyId, base.supervisorId, base.host, base.port, base.seq,
-            base.windowStartMs, base.windowEndMs, base.workerCpuMs, base.overheadCpuMs, base.executors, List.of(), -1,
+            base.windowStartMs, base.windowEndMs, base.workerCpuMs, base.overheadCpuMs, executors, List.of(), -1,
             counts);
         Map<String, Object> j = MiniJson.object(r.toJson());
         assertEquals(List.of("v", "topology_id", "supervisor_id", "host", "port", "seq", "window_start_ms",
@@ -152,5 +154,24 @@ class WindowRecordTest {
         assertEquals(false, j.get("load_aware_messaging"));
         assertEquals(Map.of("split:default", 80.0), j.get("tuple_bytes"));
         assertTrue(((Number) j.get("truncated_pairs")).longValue() > 0);
+    }
+
+    @Test
+    void taskCountsOfTasksWithoutARunningExecutorAreLeftOut() {
+        // at start-up and shutdown Storm's registry names tasks whose executor threads are not running
+        WindowRecord.Counts counts = new WindowRecord.Counts("counts", 0.05, true,
+            List.of(TaskCounts.of(-1, "__system", Map.of("__emit-count-__metrics", 3L), Map.of()),
+                TaskCounts.of(5, "count", Map.of("__execute-count-split:default", 40L), Map.of()),
+                TaskCounts.of(7, "count", Map.of(), Map.of())),
+            List.of(), Map.of(), 0);
+        List<WindowRecord.ExecutorCpu> running = List.of(
+            new WindowRecord.ExecutorCpu(new ExecutorKey(4, 7, "count"), 1.0, 0, List.of()));
+        WindowRecord some = new WindowRecord("t", "s", "h", 1, 0, 0, 10_000, 1, 0, running, List.of(), -1, counts);
+        assertEquals(List.of(5, 7), some.counts.taskCounts().stream().map(TaskCounts::task).toList());
+
+        WindowRecord none = new WindowRecord("t", "s", "h", 1, 0, 0, 10_000, 1, 0, List.of(), List.of(), -1, counts);
+        @SuppressWarnings("unchecked")
+        List<Object> listed = (List<Object>) MiniJson.object(none.toJson()).get("task_counts");
+        assertEquals(List.of(), listed, "no executor running: no task counts, not the system task alone");
     }
 }
