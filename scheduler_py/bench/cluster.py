@@ -1,14 +1,14 @@
 """JVM Linear/Diamond/Star (network- and CPU-bound) on a real local cluster, emulated hosts when
 available: DefaultScheduler vs RAS (default/generic strategy) vs the brain's algorithms, load-
 aware messaging on/off, interleaved runs; throughput, p50/p99, inter-host bytes, hosts used;
-issue 13's targets.
+the targets of docs/evaluation.md, "Evaluation on an emulated network".
 
-``scheduler-py bench cluster`` (``make bench-cluster``; issue 13 item 4): the JVM
+``scheduler-py bench cluster`` (``make bench-cluster``): the JVM
 topologies (``topologies/jvm``: R-Storm's Linear, Diamond, Star, network- and CPU-bound, and
 word count) on a real local cluster under Storm's DefaultScheduler, Storm's RAS (Default and
 Generic resource-aware strategies) and the brain with each algorithm, with Storm's load-aware
 messaging on and off; interleaved runs, medians with min–max, ratios to DefaultScheduler and
-to RAS, PASS/MISS for the issue's targets, ``bench-results/cluster.json`` and ``cluster.png``.
+to RAS, PASS/MISS for the targets, ``bench-results/cluster.json`` and ``cluster.png``.
 
 The cluster: ``deploy/cluster-up.sh`` in ``build/bench-cluster`` (``--set cluster_dir=``)
 with ``CLUSTER_PORT_OFFSET`` from ``--set port_offset=``, the environment, or 3000. One
@@ -25,9 +25,9 @@ A B C C B A … The
 worker monitor and the aggregation are off for every class (the same data path for all;
 ``--set monitor=yes`` turns the monitor on for all).
 
-Emulated hosts (issue 13 item 1): ``EMU_HOSTS``, ``EMU_RACKS``, ``EMU_HOST_CPU``,
+Emulated hosts (``deploy/emulated-hosts.sh``): ``EMU_HOSTS``, ``EMU_RACKS``, ``EMU_HOST_CPU``,
 ``EMU_HOST_MBIT``, ``EMU_INTERRACK_MBIT`` (environment or ``--set emu_hosts=6`` …; defaults
-6 hosts, 2 racks, 0.3 core: the issue's setting) go to cluster-up. When it writes
+6 hosts, 2 racks, 0.3 core: the evaluation's setting) go to cluster-up. When it writes
 ``run/emulated-hosts.json`` (:mod:`scheduler_py.devtools.host_counters`), inter-host bytes
 come from the hosts' veth counters and CPU per host from their cgroups. Otherwise (or with
 ``--set emulation=no``) the benchmark runs on the loopback cluster and says so loudly:
@@ -106,7 +106,7 @@ from scheduler_py.devtools.emulated_hosts import EmulatedHosts
 from scheduler_py.devtools.storm_daemon import start_daemon
 
 NAME = "cluster"
-PAPER = "issue 13: emulated multi-host cluster vs Storm's DefaultScheduler and RAS"
+PAPER = "emulated multi-host cluster vs Storm's DefaultScheduler and RAS"
 REPO = Path(__file__).resolve().parents[2]
 TOPOLOGIES = ("linear", "diamond", "star", "linear-cpu", "diamond-cpu", "star-cpu")
 QUICK_TOPOLOGIES = ("linear",)

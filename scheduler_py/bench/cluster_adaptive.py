@@ -1,4 +1,4 @@
-"""``brain:adaptive`` in ``scheduler-py bench cluster`` (issue 13 item 4): a topology placed
+"""``brain:adaptive`` in ``scheduler-py bench cluster``: a topology placed
 by ``even``, then re-placed while it runs by the worker monitor, the aggregation and the
 brain's reconfiguration controller — the whole adaptive path, nothing called by hand.
 

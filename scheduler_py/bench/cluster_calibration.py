@@ -35,7 +35,7 @@ from scheduler_py.model.throughput import (
 )
 from scheduler_py.model.types import Node, Placement, Problem
 
-PAPER = "issue 33: the throughput model calibrated on the emulated-network runs"
+PAPER = "the throughput model calibrated on the emulated-network runs"
 
 SOURCES = ("docs/emulated-network", "bench-results")
 """Where ``cluster.json`` files are looked for (recursively)."""

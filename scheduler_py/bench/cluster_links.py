@@ -1,5 +1,5 @@
 """The link model of ``links`` (``scheduler_py/algorithms/links.py``) checked against the veth
-counters, for every scheduler's placement in ``bench cluster`` (issue 13 item 5).
+counters, for every scheduler's placement in ``bench cluster``.
 
 With load-aware messaging off a shuffle is split evenly over its targets whatever the
 placement, so where Nimbus put the executors (the run's ``placement``) is enough to predict

@@ -1,5 +1,5 @@
 """What ``scheduler-py bench cluster`` prints and draws: the progress line of a run, the
-table per topology with ratios to DefaultScheduler and RAS, the PASS/MISS lines of issue 13's
+table per topology with ratios to DefaultScheduler and RAS, the PASS/MISS lines of its
 targets and the grouped-bar PNG (the runs themselves: :mod:`scheduler_py.bench.cluster`)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from scheduler_py.bench.cluster_runs import baseline, cpu_target, network_target
 from scheduler_py.bench.report import Table, fmt, ratio
 
 QUICK_TARGET_S = 20 * 60
-"""``--quick`` must finish within this (issue 13)"""
+"""``--quick`` must finish within this (docs/evaluation.md, "The quick run")"""
 
 
 def median_text(values: Sequence[float]) -> str:
@@ -98,14 +98,15 @@ def tables(rows: Sequence[Mapping[str, Any]], settings: Mapping[str, Any], emula
 
 
 MODEL_TOLERANCE = 0.20
-"""Issue 13 item 5: prediction and measurement of inter-host bytes should agree within ±20 %."""
+"""The link model's target: prediction and measurement of inter-host bytes should agree
+within ±20 %."""
 
 
 def model_check(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Issue 13 item 5: the brain's predicted inter-host bytes beside the bytes measured on the
-    hosts' links, per brain row; ``within`` is ``None`` where either is missing."""
+    """The link model checked: the brain's predicted inter-host bytes beside the bytes
+    measured on the hosts' links, per brain row; ``within`` is ``None`` where either is missing."""
     report.line()
-    report.line("model check (issue 13 item 5): predicted vs measured inter-host bytes")
+    report.line("model check: predicted vs measured inter-host bytes")
     checks: list[dict[str, Any]] = []
     for row in rows:
         if not str(row["scheduler"]).startswith("brain:"):
@@ -276,10 +277,10 @@ def targets(
     quick: bool,
     elapsed: float,
 ) -> list[dict[str, Any]]:
-    """Print issue 13's targets; the network/CPU ones count only on emulated hosts (on the
-    loopback cluster the numbers are printed with verdict n/a)."""
+    """Print the cluster benchmark's targets; the network/CPU ones count only on emulated hosts
+    (on the loopback cluster the numbers are printed with verdict n/a)."""
     report.line()
-    report.line("targets (issue 13):")
+    report.line("targets:")
     results: list[dict[str, Any]] = []
     for topology in settings["topologies"]:
         spec = topology_spec(topology)

@@ -1,8 +1,8 @@
-"""The pure parts of ``scheduler-py bench cluster`` (:mod:`scheduler_py.bench.cluster`,
-issue 13 item 4): which Nimbus scheduler and topology conf a scheduler name means, the
-JVM topologies and their network-/CPU-bound settings, the interleaved run order, what the
-brain's plan log predicted, and the per-(topology, scheduler, load-aware) summary rows whose
-field names the issue fixes.
+"""The pure parts of ``scheduler-py bench cluster`` (:mod:`scheduler_py.bench.cluster`):
+which Nimbus scheduler and topology conf a scheduler name means, the JVM topologies and
+their network-/CPU-bound settings, the interleaved run order, what the brain's plan log
+predicted, and the per-(topology, scheduler, load-aware) summary rows whose
+field names are fixed (:data:`SUMMARY_FIELDS`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ SUMMARY_FIELDS = (
     "predicted_inter_host_bytes",
     "hosts_median",
 )
-"""The fields issue 13 names for ``bench-results/cluster.json``'s ``summary`` rows."""
+"""The fields of ``bench-results/cluster.json``'s ``summary`` rows."""
 
 
 # --------------------------------------------------------------------------- schedulers
@@ -138,7 +138,7 @@ SPOUTS: dict[str, tuple[str, ...]] = {
 
 DECLARED_CPU = 10
 """Declared CPU points (100 = a core) per executor, the same for every scheduler: the
-topologies' own 50 per spout and 20 per bolt add up to 230–330 points, more than the issue's
+topologies' own 50 per spout and 20 per bolt add up to 230–330 points, more than the benchmark's
 6 emulated hosts × 0.3 core (180), and then RAS refuses the topology and the brain leaves it
 to Storm. At 10 the largest (Diamond, 12 executors and an acker) declares 130."""
 NETWORK_CONF: dict[str, object] = {
@@ -161,14 +161,14 @@ class TopologySpec:
     """``linear``, ``linear-cpu``, ``wordcount``, …"""
     jvm_kind: str
     kind: str
-    """``network`` or ``cpu`` (the issue's summary field)"""
+    """``network`` or ``cpu`` (a summary field)"""
     conf: Mapping[str, object]
     spouts: tuple[str, ...]
 
 
 def topology_spec(label: str) -> TopologySpec:
     """``linear|diamond|star`` (network-bound), the same with ``-cpu`` (CPU-bound), or
-    ``wordcount`` (CPU-bound: the JVM word count as issue 20 runs it)."""
+    ``wordcount`` (CPU-bound: the JVM word count of ``topologies/jvm``)."""
     base, _, suffix = label.partition("-")
     if base not in SPOUTS or suffix not in ("", "cpu") or (base == "wordcount" and suffix):
         raise ValueError(
@@ -364,7 +364,7 @@ def value_range(values: Iterable[float | None]) -> tuple[float, float] | None:
 
 
 def summarise(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One row per (topology, scheduler, load-aware) in first-seen order, with the issue's
+    """One row per (topology, scheduler, load-aware) in first-seen order, with the fixed
     fields (:data:`SUMMARY_FIELDS`) and extras: min/max throughput and p99, p50, workers,
     CPU of the busiest host. Failed runs (``error`` set) count in ``failed_runs`` only."""
     groups: dict[tuple[str, str, bool], list[Mapping[str, Any]]] = {}
@@ -440,7 +440,7 @@ def best_brain(
 def network_target(
     rows: Sequence[Mapping[str, Any]], topology: str, loadaware: bool
 ) -> tuple[bool | None, str]:
-    """Issue 13's network-bound target for one topology: the best brain algorithm ≥ +30 %
+    """The network-bound target for one topology: the best brain algorithm ≥ +30 %
     throughput vs DefaultScheduler and ≥ +10 % vs RAS, p99 no worse than either; ``None``
     when a side is missing. Returns (verdict, detail)."""
     brain = best_brain(rows, topology, loadaware)
@@ -465,7 +465,7 @@ def network_target(
 def cpu_target(
     rows: Sequence[Mapping[str, Any]], topology: str, loadaware: bool
 ) -> tuple[bool | None, str]:
-    """Issue 13's CPU-bound target: some brain algorithm uses no more hosts than RAS (its best
+    """The CPU-bound target: some brain algorithm uses no more hosts than RAS (its best
     strategy) at ≥ RAS's throughput. Of the static brain algorithms on at most RAS's hosts,
     the fastest is compared; when none fits in RAS's hosts, the fastest of all is reported."""
     ras = baseline(rows, topology, loadaware, ["ras-default", "ras-generic"])

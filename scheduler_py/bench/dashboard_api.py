@@ -1,4 +1,4 @@
-"""Issue 14: the dashboard's server time per GET endpoint and page for a topology of 1,000
+"""The dashboard's server time per GET endpoint and page for a topology of 1,000
 executors on 100 hosts (synthetic snapshot): p50/p99 against API p99 < 50 ms and a topology
 page < 300 ms.
 
@@ -16,7 +16,7 @@ The requests come much faster than a browser polls (every 5 s), so the dashboard
 often than for one operator: a request that refreshes one is in the maximum of the range.
 
 Two times per request: **server** — measured inside the child by a WSGI wrapper from the
-request's arrival at the app until its body has been written (the issue's "server time";
+request's arrival at the app until its body has been written (the "server time";
 targets are judged on it) — and **client** — what an operator's browser waits on this machine
 (loopback round trip included). Endpoints are interleaved: every repetition requests each of
 them once, in a new random order (seeded), after ``warmup`` repetitions that are not counted.
@@ -56,7 +56,7 @@ from scheduler_py.dashboard.prefetch import DEFAULT_PERIOD
 from scheduler_py.scheduling.interfaces import OperatorError
 
 NAME = "dashboard_api"
-PAPER = "issue 14: dashboard API p99 < 50 ms, topology page < 300 ms (1,000 executors)"
+PAPER = "dashboard API p99 < 50 ms, topology page < 300 ms (1,000 executors)"
 API_TARGET_MS = 50.0
 PAGE_TARGET_MS = 300.0
 START_SECS = 300.0

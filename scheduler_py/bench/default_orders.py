@@ -1,5 +1,6 @@
 """Storm's DefaultScheduler over every supervisor-id order: where it would put a JVM topology
-and the busiest link that placement gives, for each order (issue 13, "fresh instances").
+and the busiest link that placement gives, for each order (docs/evaluation.md, "Fresh cluster
+instances").
 
 DefaultScheduler hands a new topology to ``EvenScheduler.scheduleTopology`` (Storm's
 ``storm-server/.../scheduler/EvenScheduler.java``; ``sortSlots`` is quoted in docs/evaluation.md,

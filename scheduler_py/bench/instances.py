@@ -1,6 +1,6 @@
-"""Realistic large instances for ``bench scale`` (issue 18, item 3): topologies shaped like
-the papers' and production ones on heterogeneous hosts in racks, 100 – 10,000 executors on
-10 – 500 hosts.
+"""Realistic large instances for ``bench scale`` (``scheduler_py/bench/scale.py``):
+topologies shaped like the papers' and production ones on heterogeneous hosts in racks,
+100 – 10,000 executors on 10 – 500 hosts.
 
 Shapes (:data:`SHAPES`):
 

@@ -1,4 +1,4 @@
-"""Issue 17: our reconfiguration path against Storm's own ``rebalance -w 0``, on the same
+"""Our reconfiguration path against Storm's own ``rebalance -w 0``, on the same
 topology and the same placement change, observed from the outside.
 
 Both paths take word count from ``even`` over 3 workers to the ``tdls`` plan (one worker:

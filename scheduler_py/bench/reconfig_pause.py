@@ -98,7 +98,7 @@ SPOUT_INTERVAL_MS = "0"
 def _compare_paths(
     cluster: BrainCluster, settings: Mapping[str, Any], ledger_dir: Path
 ) -> dict[str, Any]:
-    """Issue 17: ours against ``storm rebalance -w 0`` on word count
+    """Our reconfiguration path against ``storm rebalance -w 0`` on word count
     (``scheduler_py/bench/reconfig_paths.py``)."""
     from scheduler_py.monitoring.links import ZooKeeperLink
 

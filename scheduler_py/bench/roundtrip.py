@@ -1,10 +1,10 @@
-"""Issue 18: one Nimbus scheduling round through the real shim (BrainScheduler -> Thrift -> brain)
+"""One Nimbus scheduling round through the real shim (BrainScheduler -> Thrift -> brain)
 vs Storm's ResourceAwareScheduler on 500 supervisors, 1,000 and 10,000 executors in 1 and 50
 topologies: p50/p99 and the stages.
 
-The round trip through the real shim (issue 18, item 4): how long Nimbus waits for a
-scheduling round with ``BrainScheduler`` against the real Python brain, beside Storm's own
-``ResourceAwareScheduler`` on the same input.
+The round trip through the real shim (docs/evaluation.md, "The Nimbus round trip"): how long
+Nimbus waits for a scheduling round with ``BrainScheduler`` against the real Python brain,
+beside Storm's own ``ResourceAwareScheduler`` on the same input.
 
 The bench builds the shim and its test classes (Maven), starts ``scheduler-py serve`` on a free
 127.0.0.1 port, and runs the plain timed loop
@@ -16,7 +16,7 @@ plan → validate → assign), the snapshot and the Thrift call (planning includ
 own, and ``ResourceAwareScheduler.schedule``. Validation and assignment are the round minus those
 two (medians). Rounds where the brain left a topology to Storm's fallback are counted and shown.
 
-Targets (issue 18): the brain's round p99 < 50 ms at 1,000 executors and < 500 ms at 10,000, and
+Targets: the brain's round p99 < 50 ms at 1,000 executors and < 500 ms at 10,000, and
 faster than RAS on the same input (p50).
 
 Options (``--set``): ``sizes`` (default 1000x1,1000x50,10000x1,10000x50), ``rounds`` (measured
@@ -44,7 +44,7 @@ from scheduler_py.bench.report import Table, fmt
 from scheduler_py.config import keys
 
 NAME = "roundtrip"
-PAPER = "issue 18: the Nimbus round trip through the shim vs Storm's RAS"
+PAPER = "the Nimbus round trip through the shim vs Storm's RAS"
 SIZES = ("1000x1", "1000x50", "10000x1", "10000x50")
 ROUNDS, QUICK_ROUNDS = 30, 5
 TARGET_P99_MS = {1000: 50.0, 10000: 500.0}
@@ -66,7 +66,8 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def summarise(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per size × scheduler (``brain``, ``ras``): the issue's fields, exactly."""
+    """One row per size × scheduler (``brain``, ``ras``): the fields of
+    ``bench-results/roundtrip.json``, exactly."""
     rows = []
     sizes = list(dict.fromkeys((r["executors"], r["topologies"]) for r in records))
     for executors, topologies in sizes:

@@ -1,4 +1,4 @@
-"""The brain's side of one Nimbus round, in process: where a round's time goes (issue 18).
+"""The brain's side of one Nimbus round, in process: where a round's time goes.
 
 ``scheduler-py bench roundtrip`` times the whole round through the Java shim; this module times
 and profiles the part the brain owns, without Maven, a JVM or a socket. It builds the

@@ -1,8 +1,9 @@
-"""Issue 18: kept traffic of td, tdls, auto, rstorm, t3, online, metis, even as % of an upper
+"""Kept traffic of td, tdls, auto, rstorm, t3, online, metis, even as % of an upper
 bound on realistic instances of 100-10,000 executors on 10-500 hosts in racks.
 
-Planning at scale (issue 18, item 3): every algorithm's kept traffic as % of an upper
-bound on realistic instances of 100 – 10,000 executors on 10 – 500 heterogeneous hosts.
+Planning at scale (docs/evaluation.md, "Planning at scale"): every algorithm's kept traffic
+as % of an upper bound on realistic instances of 100 – 10,000 executors on 10 – 500
+heterogeneous hosts.
 
 Instances come from :mod:`scheduler_py.bench.instances` (chains, diamonds, stars, word
 counts, layered DAGs with Zipf-skewed pair traffic, several topologies sharing a cluster).
@@ -21,7 +22,7 @@ do not look at a time budget and take minutes there; ``auto`` keeps them as cand
 :data:`LARGE` executors (it gives each candidate a share of its budget, but cannot stop one
 that ignores it) and leaves them out from there on.
 
-Targets (issue 18): ``auto`` ≥ 95 % of the bound on the 1,000-executor instances within
+Targets: ``auto`` ≥ 95 % of the bound on the 1,000-executor instances within
 1 s; ``tdls`` and ``auto`` never below ``td``.
 
 Options (``--set``): ``instances`` (comma-separated ``shape-EXECUTORSxHOSTS``),
@@ -46,7 +47,7 @@ from scheduler_py.model.budget import Budget
 from scheduler_py.model.cost import imc_gain
 
 NAME = "scale"
-PAPER = "issue 18: planning at scale (kept traffic vs an upper bound)"
+PAPER = "planning at scale (kept traffic vs an upper bound)"
 ALGORITHMS = ("td", "tdls", "auto", "rstorm", "t3", "online", "metis", "even")
 SKIP_FROM = {"online": 1000, "t3": 5000}
 """executors from which an algorithm is skipped: neither looks at its time budget, and here
@@ -85,7 +86,7 @@ SUMMARY_FIELDS = (
     "seconds",
     "hosts_used",
 )
-"""exactly the fields issue 18 names for ``bench-results/scale.json``"""
+"""exactly the fields of ``bench-results/scale.json``"""
 
 
 @dataclass
@@ -194,7 +195,7 @@ class Target:
 
 
 def targets(rows: Sequence[Row]) -> list[Target]:
-    """Issue 18's targets over the measured rows (``None``: nothing measured to judge)."""
+    """The targets over the measured rows (``None``: nothing measured to judge)."""
     by_key = {(r.instance, r.algorithm): r for r in rows}
     result = []
     autos = [r for r in rows if r.algorithm == "auto" and r.executors == TARGET_EXECUTORS]

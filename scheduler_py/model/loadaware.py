@@ -17,7 +17,7 @@ that holds one. Other groupings (fields, all, global, direct) keep the uniform s
 Overloaded targets widen the scope at run time; this model does not, so it is a lower bound
 on the traffic leaving a worker whenever a worker-local target saturates. ``bench cluster``
 compares it, and the uniform split, with the bytes measured on the emulated hosts' links
-(issue 13 item 5).
+(``scheduler_py/bench/cluster_links.py``).
 """
 
 from __future__ import annotations

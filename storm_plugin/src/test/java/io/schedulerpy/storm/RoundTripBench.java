@@ -20,7 +20,7 @@ import org.apache.storm.topology.TopologyBuilder;
 import org.apache.storm.tuple.Fields;
 
 /**
- * The round trip through the real shim (issue 18, item 4): a plain timed loop, not a test. It builds
+ * The round trip through the real shim ({@code scheduler-py bench roundtrip}): a plain timed loop, not a test. It builds
  * a synthetic Storm {@link Cluster} of {@link #SUPERVISORS} supervisors and {@link Topologies} of
  * word-count-shaped topologies ({@link Fixtures}, built the way Nimbus builds them), then times, per
  * size and interleaved, {@link BrainScheduler#schedule} against a running {@code scheduler-py serve}
