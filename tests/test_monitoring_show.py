@@ -85,3 +85,16 @@ def test_interworker_traffic_counts_pairs_across_workers_only():
     }
     assert interworker_traffic(document) == (30.0, 40.0)
     assert "inter-worker traffic: 30.0 of 40.0 tuples/s (75%)" in render(document, 1_065_000)
+
+
+def test_counts_mode_edges_show_bytes_as_unknown_not_zero():
+    edges = [
+        {"from": "split", "to": "count", "tuples_per_s": 576.9, "bytes_per_s": 0.0},
+        {"from": "count", "to": "sink", "tuples_per_s": 0.0, "bytes_per_s": 0.0},
+    ]
+    estimated = render(DOCUMENT | {"traffic_source": "estimated", "edges": edges}, 1_065_000)
+    rows = {line.split()[0]: line.split() for line in estimated.splitlines() if "->" in line}
+    assert rows["split"][-1] == "n/a"
+    assert rows["count"][-1] == "0", "an idle edge has 0 bytes/s, known"
+    exact = render(DOCUMENT | {"traffic_source": "exact", "edges": edges}, 1_065_000)
+    assert "n/a" not in exact.split("change signal")[0]

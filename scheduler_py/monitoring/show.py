@@ -26,6 +26,14 @@ def interworker_traffic(document: Mapping[str, Any]) -> tuple[float, float]:
     return remote, total
 
 
+def _bytes_unknown(document: Mapping[str, Any], edge: Mapping[str, Any]) -> bool:
+    """Whether an edge's bytes/s is unknown rather than 0: pairs estimated from Storm's counts
+    carry tuples only, bytes where exact-mode records sampled tuple sizes
+    (``docs/monitoring-format.md``, counts-mode fields)."""
+    estimated = document.get("traffic_source") in ("estimated", "mixed")
+    return estimated and edge["tuples_per_s"] > 0 and not edge["bytes_per_s"]
+
+
 def render(document: Mapping[str, Any], now_ms: int) -> str:
     age = (now_ms - int(document.get("computed_at_ms", now_ms))) / 1000
     seconds = (document["window_end_ms"] - document["window_start_ms"]) / 1000
@@ -45,7 +53,8 @@ def render(document: Mapping[str, Any], now_ms: int) -> str:
     lines += ["", f"{'edge':30s} {'tuples/s':>10s} {'bytes/s':>10s}"]
     for edge in sorted(document["edges"], key=lambda e: -e["tuples_per_s"]):
         name = f"{edge['from']} -> {edge['to']}"
-        lines.append(f"{name:30s} {edge['tuples_per_s']:10.1f} {edge['bytes_per_s']:10.0f}")
+        size = "n/a" if _bytes_unknown(document, edge) else f"{edge['bytes_per_s']:.0f}"
+        lines.append(f"{name:30s} {edge['tuples_per_s']:10.1f} {size:>10s}")
     missing = document.get("missing") or []
     if missing:
         lines.append("")
