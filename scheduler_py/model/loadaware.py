@@ -74,16 +74,18 @@ def loadaware_pair_traffic(
         targets = [t.id for t in topology.executors_of(target_comp)]
         shuffle = grouping.get((source_comp, target_comp), "shuffle") in SHUFFLE_LIKE
         for source, rate in outflow.items():
-            chosen = _scope(source, targets, placement, rack_of) if shuffle else targets
+            chosen = locality_scope(source, targets, placement, rack_of) if shuffle else targets
             share = rate / len(chosen)
             for target in chosen:
                 pairs[(source, target)] += share
     return {pair: rate for pair, rate in pairs.items() if rate > 0 and pair[0] in node_of}
 
 
-def _scope(
+def locality_scope(
     source: str, targets: list[str], placement: Placement, rack_of: Mapping[str, str]
 ) -> list[str]:
+    """The targets a load-aware shuffle from ``source`` sends to: those in its worker, else on its
+    node, else in its rack, else all (the scopes of this module's docstring)."""
     node_of = placement.node_of
     node = node_of.get(source)
     worker = placement.worker_key(source) if node is not None else None

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scheduler_py.model.loadaware import _scope as locality_scope
+from scheduler_py.model.loadaware import locality_scope
 from scheduler_py.model.types import Placement
 from scheduler_py.monitoring.records import Route, WindowRecord, input_key, split_input
 
