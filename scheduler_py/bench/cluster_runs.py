@@ -266,7 +266,7 @@ def brain_plan(plan_log: Path, topology_id: str) -> dict[str, Any] | None:
     """The brain's last decision for ``topology_id`` in its plan log (``serve --plan-log``,
     one JSON object per line; ``scheduler_py/scheduling/round.py``): its PLACE entry when it
     placed the topology, else its last word (``LEAVE_TO_STORM`` with the reason)."""
-    from scheduler_py.devtools.placement_table import latest_plan
+    from scheduler_py.nimbus.placement_table import latest_plan
 
     return latest_plan(plan_log, topology_id, decision="PLACE") or latest_plan(
         plan_log, topology_id

@@ -169,7 +169,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def cmd_placement(args: argparse.Namespace) -> int:
-    from scheduler_py.devtools.placement_table import main as table_main
+    from scheduler_py.cli.placement import main as table_main
 
     return table_main(args.rest)
 

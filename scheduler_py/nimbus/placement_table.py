@@ -1,15 +1,14 @@
-"""``scheduler-py placement TOPOLOGY``: where every executor runs, per Nimbus, next to
-where the brain planned it (from the brain's plan log) and the tuples processed so far."""
+"""Where every executor of a running topology runs, per Nimbus, next to where the brain
+planned it (from the brain's plan log) and the tuples processed so far: the table
+``scheduler-py placement TOPOLOGY`` prints (``scheduler_py/cli/placement.py``)."""
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-from scheduler_py.nimbus import ExecutorRun, NimbusCtl, parse_hostport
+from scheduler_py.nimbus.client import ExecutorRun, NimbusCtl
 
 
 def latest_plan(
@@ -87,21 +86,3 @@ def render(ctl: NimbusCtl, name: str, plan_log: Path) -> tuple[str, bool]:
             else "placement DIFFERS from the brain's plan"
         )
     return "\n".join(lines), matches
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="scheduler-py placement")
-    parser.add_argument("topology", help="topology name")
-    parser.add_argument("--nimbus", default="127.0.0.1:6627", help="HOST:PORT of Nimbus")
-    parser.add_argument(
-        "--plan-log", default="build/cluster/logs/brain-plans.jsonl", help="the brain's plan log"
-    )
-    args = parser.parse_args(argv)
-    host, port = parse_hostport(args.nimbus)
-    text, _ = render(NimbusCtl(host, port), args.topology, Path(args.plan_log))
-    print(text)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -8,7 +8,7 @@ import json
 import os
 import signal
 
-from scheduler_py.devtools.placement_table import compare, latest_plan, planned_slots
+from scheduler_py.nimbus.placement_table import compare, latest_plan, planned_slots
 from scheduler_py.devtools.storm_daemon import start_daemon
 from tests.cluster.waiting import machine_timeout, wait_until
 
