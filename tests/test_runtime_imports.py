@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 
-EXTRAS = ("pyspark", "matplotlib", "streamparse", "flask", "tqdm", "plotly")
+EXTRAS = ("pyspark", "matplotlib", "streamparse", "flask", "waitress", "tqdm", "plotly")
 
 PROBE = """
 import json, sys

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from scheduler_py.cli.logging_setup import add_log_level_argument, configure_logging
 from scheduler_py.config import keys
 from scheduler_py.scheduling.dashboard_ports import SourceUnavailable
 from scheduler_py.scheduling.interfaces import OperatorError
@@ -115,14 +116,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--zookeeper", metavar="HOST:PORT", help="read measured aggregates from this ZooKeeper"
     )
     parser.add_argument("--monitor-root", default=keys.MONITOR_ZK_ROOT.default)
+    parser.add_argument("--log-file", help="log here instead of stderr")
+    add_log_level_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    configure_logging(args.log_level, args.log_file)
     try:
         from scheduler_py.dashboard.app import create_app
+        from scheduler_py.dashboard.server import serve
     except ImportError as error:
         raise SystemExit(
-            f"scheduler-py dashboard: {error}; expected Flask: "
+            f"scheduler-py dashboard: {error}; expected Flask and waitress: "
             "pip install 'scheduler-py[dashboard]'"
         ) from None
     from scheduler_py.dashboard.planlog import PlanLogFile
@@ -156,8 +161,19 @@ def run(args: argparse.Namespace) -> int:
         prefetch_secs=DEFAULT_PERIOD,
     )
     mode = f"apply needs the token in {args.token_file}" if token else "read-only (no --token-file)"
-    print(f"scheduler-py dashboard: http://{args.host}:{args.port}/ ({mode})", flush=True)
-    create_app(sources).run(host=args.host, port=args.port, threaded=True)
+
+    def announce(listening: list[tuple[str, int]]) -> None:
+        for host, port in listening:
+            host = f"[{host}]" if ":" in host else host
+            print(f"scheduler-py dashboard: http://{host}:{port}/ ({mode})", flush=True)
+
+    from scheduler_py.cli.termination import Terminated, sigterm_unwinds
+
+    try:
+        with sigterm_unwinds():  # a service manager's stop closes the sockets, as Ctrl-C does
+            serve(create_app(sources), args.host, args.port, on_listening=announce)
+    except Terminated:
+        log.info("scheduler-py dashboard stopped on SIGTERM")
     return 0
 
 

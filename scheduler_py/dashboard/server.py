@@ -1,0 +1,89 @@
+"""The dashboard's WSGI server: waitress (pure Python, a production server), bounded.
+
+``scheduler-py dashboard`` serves the Flask app (``scheduler_py/dashboard/app.py``) here, never
+on Flask's development server. What one client can make the server spend, beside the app's
+own bounds (``scheduler_py/dashboard/limits.py``):
+
+- **threads**: :data:`THREADS` requests are handled at once; more wait in waitress's queue.
+- **connections**: :data:`CONNECTION_LIMIT` open connections; beyond them waitress stops
+  accepting until one closes (the rest wait in the listen backlog, :data:`BACKLOG`).
+- **request size**: headers up to :data:`MAX_HEADER_BYTES`; a body over
+  :data:`~scheduler_py.dashboard.limits.MAX_BODY_BYTES` is refused by waitress with 413
+  before the app reads it.
+- **idle connections**: closed after :data:`CHANNEL_TIMEOUT_SECS` without activity.
+
+:func:`serve` blocks until the process is stopped. Ctrl-C, or an exception raised in the
+main thread by a SIGTERM handler (``scheduler_py/cli/termination.py``), stops it: the
+listening socket and every connection are closed and the worker threads are given
+:data:`SHUTDOWN_GRACE_SECS` to finish the requests they are handling.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from scheduler_py.dashboard.limits import MAX_BODY_BYTES
+
+log = logging.getLogger(__name__)
+
+THREADS = 8
+"""requests handled at once (the what-ifs among them are capped lower, limits.py)"""
+CONNECTION_LIMIT = 64
+"""open connections at once"""
+BACKLOG = 64
+"""connections the kernel queues before they are accepted"""
+MAX_HEADER_BYTES = 64 * 1024
+"""a request's line and headers (waitress answers 431 beyond it)"""
+CHANNEL_TIMEOUT_SECS = 60
+"""an idle connection is closed after this"""
+SHUTDOWN_GRACE_SECS = 5
+"""how long a stop waits for the requests being handled"""
+
+
+def serve(
+    app: Callable[..., Any],
+    host: str,
+    port: int,
+    on_listening: Callable[[list[tuple[str, int]]], None] | None = None,
+) -> None:
+    """Serve the WSGI ``app`` on ``host:port`` until stopped; ``on_listening`` gets the
+    (host, port) pairs listened on once the sockets listen (a name such as ``localhost`` may
+    give one per address family; ``port`` 0 picks a free port, reported here)."""
+    from waitress import wasyncore
+    from waitress.server import create_server
+
+    channels: dict[int, Any] = {}
+    server = create_server(
+        app,
+        map=channels,
+        host=host,
+        port=port,
+        threads=THREADS,
+        connection_limit=CONNECTION_LIMIT,
+        backlog=BACKLOG,
+        max_request_header_size=MAX_HEADER_BYTES,
+        max_request_body_size=MAX_BODY_BYTES,
+        channel_timeout=CHANNEL_TIMEOUT_SECS,
+        ident="scheduler-py",
+        clear_untrusted_proxy_headers=True,
+    )
+    listening = [
+        (str(address), int(bound_port))
+        for address, bound_port in getattr(server, "effective_listen", None)
+        or [(server.effective_host, server.effective_port)]
+    ]
+    try:
+        if on_listening is not None:
+            on_listening(listening)
+        log.info(
+            "serving on %s (%d threads, %d connections)",
+            ", ".join(f"{address}:{bound_port}" for address, bound_port in listening),
+            THREADS,
+            CONNECTION_LIMIT,
+        )
+        server.run()  # returns on KeyboardInterrupt (waitress shuts its threads down then)
+    finally:
+        server.task_dispatcher.shutdown(timeout=SHUTDOWN_GRACE_SECS)
+        wasyncore.close_all(channels)  # the listening sockets and every open connection
