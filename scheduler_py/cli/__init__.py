@@ -34,6 +34,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from scheduler_py.scheduling.round import RoundConfig
     from scheduler_py.service.server import serve
 
+    if args.require_auth_reads and args.allow_unauthenticated_rounds:
+        raise SystemExit(
+            "scheduler-py serve: --require-auth-reads refuses every call without a credential, "
+            "so it cannot be combined with --allow-unauthenticated-rounds; expected one of them"
+        )
     configure_logging(args.log_level, args.log_file)
     registry.get(args.algorithm)  # fail fast on an unknown default
     params = {args.algorithm: _parse_params(args.param)} if args.param else {}
@@ -52,7 +57,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     controller = build_controller(args, config)
     secret = None
-    if controller is not None:
+    if controller is not None or args.require_auth_reads:
         from scheduler_py.service.auth import SecretError, ensure_secret
 
         try:
@@ -77,6 +82,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 controller,
                 secret,
                 shim_auth,
+                reads_need_secret=args.require_auth_reads,
             )
     except Terminated:
         logging.getLogger(__name__).info("scheduler-py serve stopped on SIGTERM")
@@ -270,6 +276,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also answer rounds that are not sealed (an older shim, no key file); they never "
         "drive a reconfiguration nor apply an armed plan (default: refuse them)",
+    )
+    serve.add_argument(
+        "--require-auth-reads",
+        action="store_true",
+        help="reads (status, history, replan --dry-run, the dashboard's) need the operator "
+        "secret as well; only ping and prove_operator_secret answer a peer without a "
+        "credential (default: reads are open to local processes; docker-compose sets it)",
     )
     serve.add_argument("--log-file", help="log here instead of stderr")
     add_log_level_argument(serve)

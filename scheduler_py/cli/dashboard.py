@@ -78,7 +78,10 @@ class ThriftBrain:
 
         timeout_ms = timeout_ms or (60_000 if slow else self.timeout_ms)
         try:
-            return call_brain(self.address, method, *args, timeout_ms=timeout_ms)
+            # a brain with --require-auth-reads gets the operator secret with reads as well
+            return call_brain(
+                self.address, method, *args, timeout_ms=timeout_ms, read_secret=self._secret
+            )
         except BrainNotProven as error:  # the secret was not sent (service/client.py)
             raise OperatorError(str(error)) from None
         except BrainUnreachable as error:
@@ -105,6 +108,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--token-file",
         help="bearer token mutating requests need (created, mode 0600, when missing); "
         "without it the dashboard is read-only",
+    )
+    parser.add_argument(
+        "--require-token",
+        action="store_true",
+        help="every page and API request needs the token of --token-file too (Authorization: "
+        "Bearer, or the session cookie /login sets); only the static files and /login are "
+        "open (default: reading is open; docker-compose sets it)",
     )
     parser.add_argument(
         "--secret-file",
@@ -135,6 +145,11 @@ def run(args: argparse.Namespace) -> int:
     from scheduler_py.dashboard.sources import Sources
     from scheduler_py.dashboard.token import TokenError, load_or_create_token
 
+    if args.require_token and not args.token_file:
+        raise SystemExit(
+            "scheduler-py dashboard: --require-token needs the token it checks: expected "
+            "--token-file PATH as well"
+        )
     token = None
     if args.token_file:
         try:
@@ -161,6 +176,8 @@ def run(args: argparse.Namespace) -> int:
         prefetch_secs=DEFAULT_PERIOD,
     )
     mode = f"apply needs the token in {args.token_file}" if token else "read-only (no --token-file)"
+    if args.require_token:
+        mode = f"every request needs the token in {args.token_file}"
 
     def announce(listening: list[tuple[str, int]]) -> None:
         for host, port in listening:
@@ -171,7 +188,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         with sigterm_unwinds():  # a service manager's stop closes the sockets, as Ctrl-C does
-            serve(create_app(sources), args.host, args.port, on_listening=announce)
+            app = create_app(sources, args.require_token)
+            serve(app, args.host, args.port, on_listening=announce)
     except Terminated:
         log.info("scheduler-py dashboard stopped on SIGTERM")
     return 0

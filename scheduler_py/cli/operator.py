@@ -118,9 +118,18 @@ def build_controller(args: argparse.Namespace, planner: Any) -> Any:
 
 
 # -- the brain client -------------------------------------------------------------------
-def _call(address: str, method: str, *args: Any, timeout_ms: int = 60_000) -> Any:
+def _call(
+    address: str, method: str, *args: Any, timeout_ms: int = 60_000, secret_file: str | None = None
+) -> Any:
+    """``call_brain``; a read a brain with ``--require-auth-reads`` refuses is sent again with
+    the operator secret (``$SCHEDULER_PY_SECRET``, ``secret_file``, the default file)."""
+
+    def read_secret() -> str | None:
+        found = load_secret(secret_file)
+        return found.value if found is not None else None
+
     try:
-        return call_brain(address, method, *args, timeout_ms=timeout_ms)
+        return call_brain(address, method, *args, timeout_ms=timeout_ms, read_secret=read_secret)
     except BrainNotProven as error:  # the secret was not sent (service/client.py)
         print(f"scheduler-py {method}: {error}", file=sys.stderr)
         raise SystemExit(1) from None
@@ -249,7 +258,15 @@ def replan_main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     secret = "" if args.dry_run else _operator_secret(args.secret_file)
     report = json.loads(
-        _call(args.brain, "replan", args.topology, args.algorithm, args.dry_run, secret)
+        _call(
+            args.brain,
+            "replan",
+            args.topology,
+            args.algorithm,
+            args.dry_run,
+            secret,
+            secret_file=args.secret_file,
+        )
     )
     print(json.dumps(report, indent=2) if args.json else render_report(report))
     entry_id = report.get("reconfiguration_id")
@@ -282,7 +299,9 @@ def _follow(args: argparse.Namespace, entry_id: str) -> int:
     deadline = time.monotonic() + args.timeout
     seen: list[str] = []
     while time.monotonic() < deadline:
-        entries = json.loads(_call(args.brain, "history", args.topology))
+        entries = json.loads(
+            _call(args.brain, "history", args.topology, secret_file=args.secret_file)
+        )
         entry = next((e for e in entries if e.get("id") == entry_id), None)
         if entry is not None:
             for state in entry.get("states", [])[len(seen) :]:
@@ -307,6 +326,7 @@ def history_main(argv: list[str]) -> int:
     parser.add_argument(
         "--state-dir", help="read the brain's history files directly (the brain may be down)"
     )
+    _secret_option(parser)  # for a brain that answers reads only with it (--require-auth-reads)
     _common(parser)
     args = parser.parse_args(argv)
     if args.state_dir:
@@ -314,7 +334,9 @@ def history_main(argv: list[str]) -> int:
 
         entries = History(Path(args.state_dir)).entries(args.topology)
     else:
-        entries = json.loads(_call(args.brain, "history", args.topology))
+        entries = json.loads(
+            _call(args.brain, "history", args.topology, secret_file=args.secret_file)
+        )
     print(json.dumps(entries, indent=2) if args.json else render_history(entries))
     return 0
 

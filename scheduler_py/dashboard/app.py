@@ -1,4 +1,6 @@
-"""The dashboard's Flask application (``scheduler-py dashboard`` runs it)."""
+"""The dashboard's Flask application (``scheduler-py dashboard`` runs it); with
+``reads_need_token`` every request but the static files and the login page needs the token
+(``scheduler_py/dashboard/access.py``)."""
 
 from __future__ import annotations
 
@@ -6,18 +8,26 @@ from flask import Flask, jsonify, request
 from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
+from scheduler_py.dashboard.access import require_token
 from scheduler_py.dashboard.api import api
 from scheduler_py.dashboard.limits import MAX_BODY_BYTES
 from scheduler_py.dashboard.pages import pages
 from scheduler_py.dashboard.sources import Sources
 
 
-def create_app(sources: Sources) -> Flask:
+def create_app(sources: Sources, reads_need_token: bool = False) -> Flask:
+    if reads_need_token and sources.token is None:
+        raise ValueError(
+            "reads_need_token (dashboard --require-token) needs the token of --token-file; "
+            "expected one, found none"
+        )
     app = Flask(__name__, static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES  # scheduler_py/dashboard/limits.py
     app.extensions["scheduler_py_sources"] = sources
     app.register_blueprint(api)
     app.register_blueprint(pages)
+    if reads_need_token and sources.token is not None:  # first: before a body is read
+        require_token(app, sources.token)
 
     @app.before_request
     def _bounded_body() -> None:

@@ -1,12 +1,21 @@
-"""The dashboard's bearer token: what a mutating request (apply a plan) must carry.
+"""The dashboard's bearer token: what a mutating request (apply a plan) must carry, and,
+with ``scheduler-py dashboard --require-token``, every request but the static files and the
+login page (``scheduler_py/dashboard/access.py``).
 
 ``--token-file PATH``: read the token from PATH, or create it (256 random bits, mode 0600)
 when it does not exist. Without a token file the dashboard is read-only. The file rules and the
 constant-time comparison are the operator secret's (``scheduler_py/config/private_files.py``).
+
+A browser that logged in (``/login``) carries a *session cookie* instead of the token: an
+HMAC-SHA256 of :data:`SESSION_CONTEXT` under the token (:func:`session_value`), so the cookie
+never holds the token itself. It lets a browser read; changing requests still need the token
+as ``Authorization: Bearer`` (a cookie is sent by the browser on its own, a header is not).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from pathlib import Path
 
 from scheduler_py.config.private_files import create_private, read_private, same_credential
@@ -39,3 +48,17 @@ def bearer_matches(header: str | None, token: str) -> bool:
     if scheme.lower() != "bearer" or not given.strip():
         return False
     return same_credential(token, given.strip())
+
+
+SESSION_COOKIE = "scheduler_py_session"
+SESSION_CONTEXT = b"scheduler-py dashboard session v1\n"
+
+
+def session_value(token: str) -> str:
+    """The session cookie's value for ``token`` (hex HMAC-SHA256 of :data:`SESSION_CONTEXT`)."""
+    return hmac.new(token.encode("utf-8"), SESSION_CONTEXT, hashlib.sha256).hexdigest()
+
+
+def session_matches(cookie: str | None, token: str) -> bool:
+    """True when ``cookie`` is the session cookie of ``token``."""
+    return bool(cookie) and same_credential(session_value(token), cookie)

@@ -161,6 +161,13 @@ struct ScheduleReply {
 /** The brain could not produce any reply for this snapshot (the shim falls back). */
 exception BrainError {
   1: required string message;
+  /**
+   * True when the call was refused only because it carries no operator secret (or a wrong
+   * one) and the brain was started with `serve --require-auth-reads`: a client holding the
+   * secret asks the brain to prove it holds it too (prove_operator_secret) and calls again
+   * with the secret (scheduler_py/service/client.py). Absent from older brains.
+   */
+  2: optional bool needs_operator_secret;
 }
 
 service SchedulerBrain {
@@ -177,7 +184,10 @@ service SchedulerBrain {
   ScheduleReply schedule(1: ClusterSnapshot snapshot, 2: binary sealed_snapshot, 3: binary mac)
     throws (1: BrainError error),
 
-  /** Liveness probe; returns the brain's version. */
+  /**
+   * Liveness probe; returns the brain's version. Open to every peer, also under
+   * `serve --require-auth-reads`: it tells nothing about the cluster.
+   */
   string ping(),
 
   /**
@@ -187,7 +197,8 @@ service SchedulerBrain {
    * workers that would restart). Unless `dry_run`, the brain also starts the drain-out
    * reconfiguration and the report carries its `reconfiguration_id`; follow it with
    * `history`. Unless `dry_run`, `secret` must be the operator secret
-   * (scheduler_py/service/auth.py); a wrong or missing one is refused with a BrainError.
+   * (scheduler_py/service/auth.py); a wrong or missing one is refused with a BrainError. A
+   * `dry_run` needs it only when the brain was started with `serve --require-auth-reads`.
    */
   string replan(1: string topology, 2: string algorithm, 3: bool dry_run, 4: string secret,
                 /** the algorithm's parameters as a JSON object; absent or empty: none */
@@ -197,12 +208,17 @@ service SchedulerBrain {
   /**
    * Read-only (the dashboard): what the last scheduling round saw and decided, a JSON object
    * (scheduler_py/scheduling/status.py): supervisors, topologies with their placement, the
-   * decision per topology, round latency and fallback counts.
+   * decision per topology, round latency and fallback counts. `secret`: the operator secret,
+   * needed only when the brain was started with `serve --require-auth-reads` (then a missing
+   * or wrong one is refused with a BrainError whose needs_operator_secret is true).
    */
-  string status(),
+  string status(1: string secret) throws (1: BrainError error),
 
-  /** Operator control (`scheduler-py history`): the topology's reconfiguration history, a JSON array. */
-  string history(1: string topology) throws (1: BrainError error),
+  /**
+   * Operator control (`scheduler-py history`): the topology's reconfiguration history, a JSON
+   * array. `secret` as for status.
+   */
+  string history(1: string topology, 2: string secret) throws (1: BrainError error),
 
   /**
    * Operator control (`scheduler-py trigger pause|resume`, the dashboard; the shim never calls

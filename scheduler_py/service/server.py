@@ -18,10 +18,14 @@ shim key, an HMAC the brain checks together with the snapshot's timestamp and th
 new (:class:`SealedRounds`, ``scheduler_py/service/shim_auth.py``); an unsealed round is
 refused, or, with ``serve --allow-unauthenticated-rounds``, answered without ever reaching
 the controller. Calls that change a topology need the operator secret; read-only calls
-(``ping``, ``status``, ``history``, a dry-run ``replan``) need nothing. The port listens on
-127.0.0.1 unless ``serve --host`` says otherwise. What one peer can make the port hold — frame
-size, connections, the time a request may take to arrive, the collector — is bounded
-(``scheduler_py/service/bounded.py``).
+(``status``, ``history``, a dry-run ``replan``) need nothing, unless the brain was started with
+``serve --require-auth-reads``: then they need the operator secret too, and a call without it
+is refused with a ``BrainError`` whose ``needs_operator_secret`` is set (the tools then make the
+brain prove it holds the secret and call again with it, ``scheduler_py/service/client.py``);
+only ``ping`` (the version) and ``prove_operator_secret`` (an HMAC over the caller's own
+challenge) answer anyone. The port listens on 127.0.0.1 unless ``serve --host`` says
+otherwise. What one peer can make the port hold — frame size, connections, the time a
+request may take to arrive, the collector — is bounded (``scheduler_py/service/bounded.py``).
 
 A round that took longer than the shim waits (the snapshot's ``timeout_ms``; the shim's
 ``BrainClient`` gives up then and the round falls back to DefaultScheduler) is *late*: its
@@ -82,12 +86,20 @@ class BrainHandler:
         plan_log: Path | None = None,
         controller: ReconfigurationPort | None = None,
         operator_secret: OperatorSecret | None = None,
+        reads_need_secret: bool = False,
     ) -> None:
+        if reads_need_secret and operator_secret is None:
+            raise ValueError(
+                "reads_need_secret (serve --require-auth-reads) needs an operator secret to "
+                "check reads against; expected one, found none"
+            )
         self.config = config
         self._plan_writer = PlanLogWriter(plan_log) if plan_log is not None else None
         self.controller = controller
         self.operator_secret = operator_secret
         """what a changing call must carry; ``None``: every changing call is refused"""
+        self.reads_need_secret = reads_need_secret
+        """``status``, ``history`` and dry runs need :attr:`operator_secret` as well"""
         self._lock = threading.Lock()
         self._replans = threading.BoundedSemaphore(MAX_REPLANS_AT_ONCE)
         self.last_records: dict[str, TopologyDecision] = {}
@@ -135,8 +147,9 @@ class BrainHandler:
             self.controller.observe_round(state, decisions)
         return reply
 
-    def status(self) -> str:
+    def status(self, secret: str | None = "") -> str:
         """The last round as JSON (:func:`scheduler_py.scheduling.status.status_document`)."""
+        self._authorise_read("status", secret)
         with self._lock:  # the state and the decisions are replaced, never changed
             state, decisions, seconds = self._last_state, self._last_decisions, self._last_seconds
             rounds, fallbacks = self._rounds, self._fallbacks
@@ -175,6 +188,8 @@ class BrainHandler:
         """A re-plan (``--dry-run``, the dashboard's what-if, or one that applies): at most
         :data:`MAX_REPLANS_AT_ONCE` at a time, parameters within :func:`_params`' caps, and
         the controller plans within ``reconfig/controller.py``'s ``REPLAN_BUDGET_SECS``."""
+        if dry_run:
+            self._authorise_read(f"replan --dry-run {topology}", secret)
         controller = self._controller()
         if not dry_run:
             self._authorise(f"replan {topology}", secret)
@@ -198,7 +213,8 @@ class BrainHandler:
             self._replans.release()
         return json.dumps(report, sort_keys=True, default=str)
 
-    def history(self, topology: str) -> str:
+    def history(self, topology: str, secret: str | None = "") -> str:
+        self._authorise_read(f"history {topology}", secret)
         controller = self._controller()
         try:
             return json.dumps(controller.history_of(topology), sort_keys=True, default=str)
@@ -238,6 +254,31 @@ class BrainHandler:
             f"`{call}` changes a running topology and needs the operator secret: expected the "
             f"one in {expected.source} (or ${SECRET_ENV}), found {found}; run it on the "
             "brain's host as the brain's user, or pass --secret-file PATH"
+        )
+
+    def _authorise_read(self, call: str, secret: str | None) -> None:
+        """Nothing, unless :attr:`reads_need_secret`: then the operator secret or a refusal
+        that says so (``needs_operator_secret``, which the tools answer with the secret once
+        the brain proved it holds it, ``scheduler_py/service/client.py``)."""
+        expected = self.operator_secret
+        if not self.reads_need_secret or (expected is not None and expected.admits(secret)):
+            return
+        found = "none" if not secret else "a different one"
+        log.warning(
+            "refused `%s` from a peer without the operator secret (found %s): this brain "
+            "answers reads only with it (--require-auth-reads)",
+            call,
+            found,
+        )
+        _connection.warned = True
+        source = expected.source if expected is not None else "the brain's secret file"
+        raise wire().BrainError(
+            f"`{call}` needs the operator secret: this brain was started with "
+            "--require-auth-reads, so every call but ping needs it; expected the one in "
+            f"{source} (or ${SECRET_ENV}), found {found}. scheduler-py's tools send it, once "
+            "the brain proved it holds it, when they can read it: run them as the brain's "
+            "user on its host, or pass --secret-file PATH",
+            needs_operator_secret=True,
         )
 
     def _controller(self) -> ReconfigurationPort:
@@ -599,13 +640,23 @@ def serve(
     controller: ReconfigurationPort | None = None,
     operator_secret: OperatorSecret | None = None,
     shim_auth: ShimAuth | None = None,
+    reads_need_secret: bool = False,
 ) -> None:
     """Serve forever (until SIGTERM/SIGINT). ``shim_auth`` ``None``: a new
     :class:`ShimAuth` with the default key file (created when missing), refusing unsealed
-    rounds."""
+    rounds. ``reads_need_secret`` (``serve --require-auth-reads``): every call but ``ping`` and
+    ``prove_operator_secret`` needs a credential — the shim's seal or ``operator_secret`` —
+    so unsealed rounds cannot be allowed as well."""
     if shim_auth is None:
         shim_auth = ShimAuth(ensure_key())
-    handler = BrainHandler(config or RoundConfig(), plan_log, controller, operator_secret)
+    if reads_need_secret and shim_auth.allow_unauthenticated:
+        raise ValueError(
+            "--require-auth-reads refuses every call without a credential, so it cannot be "
+            "combined with --allow-unauthenticated-rounds; expected one of the two"
+        )
+    handler = BrainHandler(
+        config or RoundConfig(), plan_log, controller, operator_secret, reads_need_secret
+    )
     server = make_brain_server(handler, host, port, shim_auth=shim_auth)
     log.info(
         "scheduler-py brain %s listening on %s:%d (default algorithm %s)",
@@ -621,6 +672,12 @@ def serve(
             "; unauthenticated rounds are answered but never drive a reconfiguration"
             if shim_auth.allow_unauthenticated
             else "",
+        )
+    if reads_need_secret and operator_secret is not None:
+        log.info(
+            "reads (status, history, dry runs) need the operator secret in %s as well "
+            "(--require-auth-reads); only ping and prove_operator_secret answer anyone",
+            operator_secret.source,
         )
     measured = handler.config.costs
     if measured is not None:

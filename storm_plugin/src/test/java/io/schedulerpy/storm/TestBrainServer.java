@@ -72,12 +72,12 @@ final class TestBrainServer implements AutoCloseable {
             }
 
             @Override
-            public String status() {
+            public String status(String secret) {
                 return "{}";
             }
 
             @Override
-            public String history(String topology) throws BrainError {
+            public String history(String topology, String secret) throws BrainError {
                 throw new BrainError("the test brain has no reconfiguration controller");
             }
 

@@ -14,15 +14,30 @@ public class BrainError extends org.apache.thrift.TException implements org.apac
   private static final org.apache.thrift.protocol.TStruct STRUCT_DESC = new org.apache.thrift.protocol.TStruct("BrainError");
 
   private static final org.apache.thrift.protocol.TField MESSAGE_FIELD_DESC = new org.apache.thrift.protocol.TField("message", org.apache.thrift.protocol.TType.STRING, (short)1);
+  private static final org.apache.thrift.protocol.TField NEEDS_OPERATOR_SECRET_FIELD_DESC = new org.apache.thrift.protocol.TField("needs_operator_secret", org.apache.thrift.protocol.TType.BOOL, (short)2);
 
   private static final org.apache.thrift.scheme.SchemeFactory STANDARD_SCHEME_FACTORY = new BrainErrorStandardSchemeFactory();
   private static final org.apache.thrift.scheme.SchemeFactory TUPLE_SCHEME_FACTORY = new BrainErrorTupleSchemeFactory();
 
   public @org.apache.thrift.annotation.Nullable java.lang.String message; // required
+  /**
+   * True when the call was refused only because it carries no operator secret (or a wrong
+   * one) and the brain was started with `serve --require-auth-reads`: a client holding the
+   * secret asks the brain to prove it holds it too (prove_operator_secret) and calls again
+   * with the secret (scheduler_py/service/client.py). Absent from older brains.
+   */
+  public boolean needs_operator_secret; // optional
 
   /** The set of fields this struct contains, along with convenience methods for finding and manipulating them. */
   public enum _Fields implements org.apache.thrift.TFieldIdEnum {
-    MESSAGE((short)1, "message");
+    MESSAGE((short)1, "message"),
+    /**
+     * True when the call was refused only because it carries no operator secret (or a wrong
+     * one) and the brain was started with `serve --require-auth-reads`: a client holding the
+     * secret asks the brain to prove it holds it too (prove_operator_secret) and calls again
+     * with the secret (scheduler_py/service/client.py). Absent from older brains.
+     */
+    NEEDS_OPERATOR_SECRET((short)2, "needs_operator_secret");
 
     private static final java.util.Map<java.lang.String, _Fields> byName = new java.util.HashMap<java.lang.String, _Fields>();
 
@@ -40,6 +55,8 @@ public class BrainError extends org.apache.thrift.TException implements org.apac
       switch(fieldId) {
         case 1: // MESSAGE
           return MESSAGE;
+        case 2: // NEEDS_OPERATOR_SECRET
+          return NEEDS_OPERATOR_SECRET;
         default:
           return null;
       }
@@ -83,11 +100,16 @@ public class BrainError extends org.apache.thrift.TException implements org.apac
   }
 
   // isset id assignments
+  private static final int __NEEDS_OPERATOR_SECRET_ISSET_ID = 0;
+  private byte __isset_bitfield = 0;
+  private static final _Fields optionals[] = {_Fields.NEEDS_OPERATOR_SECRET};
   public static final java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> metaDataMap;
   static {
     java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> tmpMap = new java.util.EnumMap<_Fields, org.apache.thrift.meta_data.FieldMetaData>(_Fields.class);
     tmpMap.put(_Fields.MESSAGE, new org.apache.thrift.meta_data.FieldMetaData("message", org.apache.thrift.TFieldRequirementType.REQUIRED, 
         new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.STRING)));
+    tmpMap.put(_Fields.NEEDS_OPERATOR_SECRET, new org.apache.thrift.meta_data.FieldMetaData("needs_operator_secret", org.apache.thrift.TFieldRequirementType.OPTIONAL, 
+        new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.BOOL)));
     metaDataMap = java.util.Collections.unmodifiableMap(tmpMap);
     org.apache.thrift.meta_data.FieldMetaData.addStructMetaDataMap(BrainError.class, metaDataMap);
   }
@@ -106,9 +128,11 @@ public class BrainError extends org.apache.thrift.TException implements org.apac
    * Performs a deep copy on <i>other</i>.
    */
   public BrainError(BrainError other) {
+    __isset_bitfield = other.__isset_bitfield;
     if (other.isSetMessage()) {
       this.message = other.message;
     }
+    this.needs_operator_secret = other.needs_operator_secret;
   }
 
   @Override
@@ -119,6 +143,8 @@ public class BrainError extends org.apache.thrift.TException implements org.apac
   @Override
   public void clear() {
     this.message = null;
+    setNeeds_operator_secretIsSet(false);
+    this.needs_operator_secret = false;
   }
 
   @org.apache.thrift.annotation.Nullable
@@ -146,6 +172,41 @@ public class BrainError extends org.apache.thrift.TException implements org.apac
     }
   }
 
+  /**
+   * True when the call was refused only because it carries no operator secret (or a wrong
+   * one) and the brain was started with `serve --require-auth-reads`: a client holding the
+   * secret asks the brain to prove it holds it too (prove_operator_secret) and calls again
+   * with the secret (scheduler_py/service/client.py). Absent from older brains.
+   */
+  public boolean isNeeds_operator_secret() {
+    return this.needs_operator_secret;
+  }
+
+  /**
+   * True when the call was refused only because it carries no operator secret (or a wrong
+   * one) and the brain was started with `serve --require-auth-reads`: a client holding the
+   * secret asks the brain to prove it holds it too (prove_operator_secret) and calls again
+   * with the secret (scheduler_py/service/client.py). Absent from older brains.
+   */
+  public BrainError setNeeds_operator_secret(boolean needs_operator_secret) {
+    this.needs_operator_secret = needs_operator_secret;
+    setNeeds_operator_secretIsSet(true);
+    return this;
+  }
+
+  public void unsetNeeds_operator_secret() {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.clearBit(__isset_bitfield, __NEEDS_OPERATOR_SECRET_ISSET_ID);
+  }
+
+  /** Returns true if field needs_operator_secret is set (has been assigned a value) and false otherwise */
+  public boolean isSetNeeds_operator_secret() {
+    return org.apache.thrift.EncodingUtils.testBit(__isset_bitfield, __NEEDS_OPERATOR_SECRET_ISSET_ID);
+  }
+
+  public void setNeeds_operator_secretIsSet(boolean value) {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.setBit(__isset_bitfield, __NEEDS_OPERATOR_SECRET_ISSET_ID, value);
+  }
+
   @Override
   public void setFieldValue(_Fields field, @org.apache.thrift.annotation.Nullable java.lang.Object value) {
     switch (field) {
@@ -154,6 +215,14 @@ public class BrainError extends org.apache.thrift.TException implements org.apac
         unsetMessage();
       } else {
         setMessage((java.lang.String)value);
+      }
+      break;
+
+    case NEEDS_OPERATOR_SECRET:
+      if (value == null) {
+        unsetNeeds_operator_secret();
+      } else {
+        setNeeds_operator_secret((java.lang.Boolean)value);
       }
       break;
 
@@ -166,6 +235,9 @@ public class BrainError extends org.apache.thrift.TException implements org.apac
     switch (field) {
     case MESSAGE:
       return getMessage();
+
+    case NEEDS_OPERATOR_SECRET:
+      return isNeeds_operator_secret();
 
     }
     throw new java.lang.IllegalStateException();
@@ -181,6 +253,8 @@ public class BrainError extends org.apache.thrift.TException implements org.apac
     switch (field) {
     case MESSAGE:
       return isSetMessage();
+    case NEEDS_OPERATOR_SECRET:
+      return isSetNeeds_operator_secret();
     }
     throw new java.lang.IllegalStateException();
   }
@@ -207,6 +281,15 @@ public class BrainError extends org.apache.thrift.TException implements org.apac
         return false;
     }
 
+    boolean this_present_needs_operator_secret = true && this.isSetNeeds_operator_secret();
+    boolean that_present_needs_operator_secret = true && that.isSetNeeds_operator_secret();
+    if (this_present_needs_operator_secret || that_present_needs_operator_secret) {
+      if (!(this_present_needs_operator_secret && that_present_needs_operator_secret))
+        return false;
+      if (this.needs_operator_secret != that.needs_operator_secret)
+        return false;
+    }
+
     return true;
   }
 
@@ -217,6 +300,10 @@ public class BrainError extends org.apache.thrift.TException implements org.apac
     hashCode = hashCode * 8191 + ((isSetMessage()) ? 131071 : 524287);
     if (isSetMessage())
       hashCode = hashCode * 8191 + message.hashCode();
+
+    hashCode = hashCode * 8191 + ((isSetNeeds_operator_secret()) ? 131071 : 524287);
+    if (isSetNeeds_operator_secret())
+      hashCode = hashCode * 8191 + ((needs_operator_secret) ? 131071 : 524287);
 
     return hashCode;
   }
@@ -235,6 +322,16 @@ public class BrainError extends org.apache.thrift.TException implements org.apac
     }
     if (isSetMessage()) {
       lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.message, other.message);
+      if (lastComparison != 0) {
+        return lastComparison;
+      }
+    }
+    lastComparison = java.lang.Boolean.compare(isSetNeeds_operator_secret(), other.isSetNeeds_operator_secret());
+    if (lastComparison != 0) {
+      return lastComparison;
+    }
+    if (isSetNeeds_operator_secret()) {
+      lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.needs_operator_secret, other.needs_operator_secret);
       if (lastComparison != 0) {
         return lastComparison;
       }
@@ -270,6 +367,12 @@ public class BrainError extends org.apache.thrift.TException implements org.apac
       sb.append(this.message);
     }
     first = false;
+    if (isSetNeeds_operator_secret()) {
+      if (!first) sb.append(", ");
+      sb.append("needs_operator_secret:");
+      sb.append(this.needs_operator_secret);
+      first = false;
+    }
     sb.append(")");
     return sb.toString();
   }
@@ -292,6 +395,8 @@ public class BrainError extends org.apache.thrift.TException implements org.apac
 
   private void readObject(java.io.ObjectInputStream in) throws java.io.IOException, java.lang.ClassNotFoundException {
     try {
+      // it doesn't seem like you should have to do this, but java serialization is wacky, and doesn't call the default constructor.
+      __isset_bitfield = 0;
       read(new org.apache.thrift.protocol.TCompactProtocol(new org.apache.thrift.transport.TIOStreamTransport(in)));
     } catch (org.apache.thrift.TException te) {
       throw new java.io.IOException(te);
@@ -326,6 +431,14 @@ public class BrainError extends org.apache.thrift.TException implements org.apac
               org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
             }
             break;
+          case 2: // NEEDS_OPERATOR_SECRET
+            if (schemeField.type == org.apache.thrift.protocol.TType.BOOL) {
+              struct.needs_operator_secret = iprot.readBool();
+              struct.setNeeds_operator_secretIsSet(true);
+            } else { 
+              org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
+            }
+            break;
           default:
             org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
         }
@@ -347,6 +460,11 @@ public class BrainError extends org.apache.thrift.TException implements org.apac
         oprot.writeString(struct.message);
         oprot.writeFieldEnd();
       }
+      if (struct.isSetNeeds_operator_secret()) {
+        oprot.writeFieldBegin(NEEDS_OPERATOR_SECRET_FIELD_DESC);
+        oprot.writeBool(struct.needs_operator_secret);
+        oprot.writeFieldEnd();
+      }
       oprot.writeFieldStop();
       oprot.writeStructEnd();
     }
@@ -366,6 +484,14 @@ public class BrainError extends org.apache.thrift.TException implements org.apac
     public void write(org.apache.thrift.protocol.TProtocol prot, BrainError struct) throws org.apache.thrift.TException {
       org.apache.thrift.protocol.TTupleProtocol oprot = (org.apache.thrift.protocol.TTupleProtocol) prot;
       oprot.writeString(struct.message);
+      java.util.BitSet optionals = new java.util.BitSet();
+      if (struct.isSetNeeds_operator_secret()) {
+        optionals.set(0);
+      }
+      oprot.writeBitSet(optionals, 1);
+      if (struct.isSetNeeds_operator_secret()) {
+        oprot.writeBool(struct.needs_operator_secret);
+      }
     }
 
     @Override
@@ -373,6 +499,11 @@ public class BrainError extends org.apache.thrift.TException implements org.apac
       org.apache.thrift.protocol.TTupleProtocol iprot = (org.apache.thrift.protocol.TTupleProtocol) prot;
       struct.message = iprot.readString();
       struct.setMessageIsSet(true);
+      java.util.BitSet incoming = iprot.readBitSet(1);
+      if (incoming.get(0)) {
+        struct.needs_operator_secret = iprot.readBool();
+        struct.setNeeds_operator_secretIsSet(true);
+      }
     }
   }
 

@@ -28,7 +28,8 @@ public class SchedulerBrain {
     public ScheduleReply schedule(ClusterSnapshot snapshot, java.nio.ByteBuffer sealed_snapshot, java.nio.ByteBuffer mac) throws BrainError, org.apache.thrift.TException;
 
     /**
-     * Liveness probe; returns the brain's version.
+     * Liveness probe; returns the brain's version. Open to every peer, also under
+     * `serve --require-auth-reads`: it tells nothing about the cluster.
      */
     public java.lang.String ping() throws org.apache.thrift.TException;
 
@@ -39,7 +40,8 @@ public class SchedulerBrain {
      * workers that would restart). Unless `dry_run`, the brain also starts the drain-out
      * reconfiguration and the report carries its `reconfiguration_id`; follow it with
      * `history`. Unless `dry_run`, `secret` must be the operator secret
-     * (scheduler_py/service/auth.py); a wrong or missing one is refused with a BrainError.
+     * (scheduler_py/service/auth.py); a wrong or missing one is refused with a BrainError. A
+     * `dry_run` needs it only when the brain was started with `serve --require-auth-reads`.
      * 
      * @param topology
      * @param algorithm
@@ -52,16 +54,22 @@ public class SchedulerBrain {
     /**
      * Read-only (the dashboard): what the last scheduling round saw and decided, a JSON object
      * (scheduler_py/scheduling/status.py): supervisors, topologies with their placement, the
-     * decision per topology, round latency and fallback counts.
+     * decision per topology, round latency and fallback counts. `secret`: the operator secret,
+     * needed only when the brain was started with `serve --require-auth-reads` (then a missing
+     * or wrong one is refused with a BrainError whose needs_operator_secret is true).
+     * 
+     * @param secret
      */
-    public java.lang.String status() throws org.apache.thrift.TException;
+    public java.lang.String status(java.lang.String secret) throws BrainError, org.apache.thrift.TException;
 
     /**
-     * Operator control (`scheduler-py history`): the topology's reconfiguration history, a JSON array.
+     * Operator control (`scheduler-py history`): the topology's reconfiguration history, a JSON
+     * array. `secret` as for status.
      * 
      * @param topology
+     * @param secret
      */
-    public java.lang.String history(java.lang.String topology) throws BrainError, org.apache.thrift.TException;
+    public java.lang.String history(java.lang.String topology, java.lang.String secret) throws BrainError, org.apache.thrift.TException;
 
     /**
      * Operator control (`scheduler-py trigger pause|resume`, the dashboard; the shim never calls
@@ -97,9 +105,9 @@ public class SchedulerBrain {
 
     public void replan(java.lang.String topology, java.lang.String algorithm, boolean dry_run, java.lang.String secret, java.lang.String params, org.apache.thrift.async.AsyncMethodCallback<java.lang.String> resultHandler) throws org.apache.thrift.TException;
 
-    public void status(org.apache.thrift.async.AsyncMethodCallback<java.lang.String> resultHandler) throws org.apache.thrift.TException;
+    public void status(java.lang.String secret, org.apache.thrift.async.AsyncMethodCallback<java.lang.String> resultHandler) throws org.apache.thrift.TException;
 
-    public void history(java.lang.String topology, org.apache.thrift.async.AsyncMethodCallback<java.lang.String> resultHandler) throws org.apache.thrift.TException;
+    public void history(java.lang.String topology, java.lang.String secret, org.apache.thrift.async.AsyncMethodCallback<java.lang.String> resultHandler) throws org.apache.thrift.TException;
 
     public void set_trigger_paused(boolean paused, java.lang.String topology, java.lang.String secret, org.apache.thrift.async.AsyncMethodCallback<java.lang.String> resultHandler) throws org.apache.thrift.TException;
 
@@ -213,39 +221,44 @@ public class SchedulerBrain {
     }
 
     @Override
-    public java.lang.String status() throws org.apache.thrift.TException
+    public java.lang.String status(java.lang.String secret) throws BrainError, org.apache.thrift.TException
     {
-      send_status();
+      send_status(secret);
       return recv_status();
     }
 
-    public void send_status() throws org.apache.thrift.TException
+    public void send_status(java.lang.String secret) throws org.apache.thrift.TException
     {
       status_args args = new status_args();
+      args.setSecret(secret);
       sendBase("status", args);
     }
 
-    public java.lang.String recv_status() throws org.apache.thrift.TException
+    public java.lang.String recv_status() throws BrainError, org.apache.thrift.TException
     {
       status_result result = new status_result();
       receiveBase(result, "status");
       if (result.isSetSuccess()) {
         return result.success;
       }
+      if (result.error != null) {
+        throw result.error;
+      }
       throw new org.apache.thrift.TApplicationException(org.apache.thrift.TApplicationException.MISSING_RESULT, "status failed: unknown result");
     }
 
     @Override
-    public java.lang.String history(java.lang.String topology) throws BrainError, org.apache.thrift.TException
+    public java.lang.String history(java.lang.String topology, java.lang.String secret) throws BrainError, org.apache.thrift.TException
     {
-      send_history(topology);
+      send_history(topology, secret);
       return recv_history();
     }
 
-    public void send_history(java.lang.String topology) throws org.apache.thrift.TException
+    public void send_history(java.lang.String topology, java.lang.String secret) throws org.apache.thrift.TException
     {
       history_args args = new history_args();
       args.setTopology(topology);
+      args.setSecret(secret);
       sendBase("history", args);
     }
 
@@ -458,28 +471,31 @@ public class SchedulerBrain {
     }
 
     @Override
-    public void status(org.apache.thrift.async.AsyncMethodCallback<java.lang.String> resultHandler) throws org.apache.thrift.TException {
+    public void status(java.lang.String secret, org.apache.thrift.async.AsyncMethodCallback<java.lang.String> resultHandler) throws org.apache.thrift.TException {
       checkReady();
-      status_call method_call = new status_call(resultHandler, this, ___protocolFactory, ___transport);
+      status_call method_call = new status_call(secret, resultHandler, this, ___protocolFactory, ___transport);
       this.___currentMethod = method_call;
       ___manager.call(method_call);
     }
 
     public static class status_call extends org.apache.thrift.async.TAsyncMethodCall<java.lang.String> {
-      public status_call(org.apache.thrift.async.AsyncMethodCallback<java.lang.String> resultHandler, org.apache.thrift.async.TAsyncClient client, org.apache.thrift.protocol.TProtocolFactory protocolFactory, org.apache.thrift.transport.TNonblockingTransport transport) throws org.apache.thrift.TException {
+      private java.lang.String secret;
+      public status_call(java.lang.String secret, org.apache.thrift.async.AsyncMethodCallback<java.lang.String> resultHandler, org.apache.thrift.async.TAsyncClient client, org.apache.thrift.protocol.TProtocolFactory protocolFactory, org.apache.thrift.transport.TNonblockingTransport transport) throws org.apache.thrift.TException {
         super(client, protocolFactory, transport, resultHandler, false);
+        this.secret = secret;
       }
 
       @Override
       public void write_args(org.apache.thrift.protocol.TProtocol prot) throws org.apache.thrift.TException {
         prot.writeMessageBegin(new org.apache.thrift.protocol.TMessage("status", org.apache.thrift.protocol.TMessageType.CALL, 0));
         status_args args = new status_args();
+        args.setSecret(secret);
         args.write(prot);
         prot.writeMessageEnd();
       }
 
       @Override
-      public java.lang.String getResult() throws org.apache.thrift.TException {
+      public java.lang.String getResult() throws BrainError, org.apache.thrift.TException {
         if (getState() != org.apache.thrift.async.TAsyncMethodCall.State.RESPONSE_READ) {
           throw new java.lang.IllegalStateException("Method call not finished!");
         }
@@ -490,18 +506,20 @@ public class SchedulerBrain {
     }
 
     @Override
-    public void history(java.lang.String topology, org.apache.thrift.async.AsyncMethodCallback<java.lang.String> resultHandler) throws org.apache.thrift.TException {
+    public void history(java.lang.String topology, java.lang.String secret, org.apache.thrift.async.AsyncMethodCallback<java.lang.String> resultHandler) throws org.apache.thrift.TException {
       checkReady();
-      history_call method_call = new history_call(topology, resultHandler, this, ___protocolFactory, ___transport);
+      history_call method_call = new history_call(topology, secret, resultHandler, this, ___protocolFactory, ___transport);
       this.___currentMethod = method_call;
       ___manager.call(method_call);
     }
 
     public static class history_call extends org.apache.thrift.async.TAsyncMethodCall<java.lang.String> {
       private java.lang.String topology;
-      public history_call(java.lang.String topology, org.apache.thrift.async.AsyncMethodCallback<java.lang.String> resultHandler, org.apache.thrift.async.TAsyncClient client, org.apache.thrift.protocol.TProtocolFactory protocolFactory, org.apache.thrift.transport.TNonblockingTransport transport) throws org.apache.thrift.TException {
+      private java.lang.String secret;
+      public history_call(java.lang.String topology, java.lang.String secret, org.apache.thrift.async.AsyncMethodCallback<java.lang.String> resultHandler, org.apache.thrift.async.TAsyncClient client, org.apache.thrift.protocol.TProtocolFactory protocolFactory, org.apache.thrift.transport.TNonblockingTransport transport) throws org.apache.thrift.TException {
         super(client, protocolFactory, transport, resultHandler, false);
         this.topology = topology;
+        this.secret = secret;
       }
 
       @Override
@@ -509,6 +527,7 @@ public class SchedulerBrain {
         prot.writeMessageBegin(new org.apache.thrift.protocol.TMessage("history", org.apache.thrift.protocol.TMessageType.CALL, 0));
         history_args args = new history_args();
         args.setTopology(topology);
+        args.setSecret(secret);
         args.write(prot);
         prot.writeMessageEnd();
       }
@@ -738,7 +757,11 @@ public class SchedulerBrain {
       @Override
       public status_result getResult(I iface, status_args args) throws org.apache.thrift.TException {
         status_result result = new status_result();
-        result.success = iface.status();
+        try {
+          result.success = iface.status(args.secret);
+        } catch (BrainError error) {
+          result.error = error;
+        }
         return result;
       }
     }
@@ -767,7 +790,7 @@ public class SchedulerBrain {
       public history_result getResult(I iface, history_args args) throws org.apache.thrift.TException {
         history_result result = new history_result();
         try {
-          result.success = iface.history(args.topology);
+          result.success = iface.history(args.topology, args.secret);
         } catch (BrainError error) {
           result.error = error;
         }
@@ -1104,7 +1127,11 @@ public class SchedulerBrain {
             byte msgType = org.apache.thrift.protocol.TMessageType.REPLY;
             org.apache.thrift.TSerializable msg;
             status_result result = new status_result();
-            if (e instanceof org.apache.thrift.transport.TTransportException) {
+            if (e instanceof BrainError) {
+              result.error = (BrainError) e;
+              result.setErrorIsSet(true);
+              msg = result;
+            } else if (e instanceof org.apache.thrift.transport.TTransportException) {
               _LOGGER.error("TTransportException inside handler", e);
               fb.close();
               return;
@@ -1134,7 +1161,7 @@ public class SchedulerBrain {
 
       @Override
       public void start(I iface, status_args args, org.apache.thrift.async.AsyncMethodCallback<java.lang.String> resultHandler) throws org.apache.thrift.TException {
-        iface.status(resultHandler);
+        iface.status(args.secret,resultHandler);
       }
     }
 
@@ -1205,7 +1232,7 @@ public class SchedulerBrain {
 
       @Override
       public void start(I iface, history_args args, org.apache.thrift.async.AsyncMethodCallback<java.lang.String> resultHandler) throws org.apache.thrift.TException {
-        iface.history(args.topology,resultHandler);
+        iface.history(args.topology, args.secret,resultHandler);
       }
     }
 
@@ -4402,14 +4429,16 @@ public class SchedulerBrain {
   public static class status_args implements org.apache.thrift.TBase<status_args, status_args._Fields>, java.io.Serializable, Cloneable, Comparable<status_args>   {
     private static final org.apache.thrift.protocol.TStruct STRUCT_DESC = new org.apache.thrift.protocol.TStruct("status_args");
 
+    private static final org.apache.thrift.protocol.TField SECRET_FIELD_DESC = new org.apache.thrift.protocol.TField("secret", org.apache.thrift.protocol.TType.STRING, (short)1);
 
     private static final org.apache.thrift.scheme.SchemeFactory STANDARD_SCHEME_FACTORY = new status_argsStandardSchemeFactory();
     private static final org.apache.thrift.scheme.SchemeFactory TUPLE_SCHEME_FACTORY = new status_argsTupleSchemeFactory();
 
+    public @org.apache.thrift.annotation.Nullable java.lang.String secret; // required
 
     /** The set of fields this struct contains, along with convenience methods for finding and manipulating them. */
     public enum _Fields implements org.apache.thrift.TFieldIdEnum {
-;
+      SECRET((short)1, "secret");
 
       private static final java.util.Map<java.lang.String, _Fields> byName = new java.util.HashMap<java.lang.String, _Fields>();
 
@@ -4425,6 +4454,8 @@ public class SchedulerBrain {
       @org.apache.thrift.annotation.Nullable
       public static _Fields findByThriftId(int fieldId) {
         switch(fieldId) {
+          case 1: // SECRET
+            return SECRET;
           default:
             return null;
         }
@@ -4466,9 +4497,13 @@ public class SchedulerBrain {
         return _fieldName;
       }
     }
+
+    // isset id assignments
     public static final java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> metaDataMap;
     static {
       java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> tmpMap = new java.util.EnumMap<_Fields, org.apache.thrift.meta_data.FieldMetaData>(_Fields.class);
+      tmpMap.put(_Fields.SECRET, new org.apache.thrift.meta_data.FieldMetaData("secret", org.apache.thrift.TFieldRequirementType.DEFAULT, 
+          new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.STRING)));
       metaDataMap = java.util.Collections.unmodifiableMap(tmpMap);
       org.apache.thrift.meta_data.FieldMetaData.addStructMetaDataMap(status_args.class, metaDataMap);
     }
@@ -4476,10 +4511,20 @@ public class SchedulerBrain {
     public status_args() {
     }
 
+    public status_args(
+      java.lang.String secret)
+    {
+      this();
+      this.secret = secret;
+    }
+
     /**
      * Performs a deep copy on <i>other</i>.
      */
     public status_args(status_args other) {
+      if (other.isSetSecret()) {
+        this.secret = other.secret;
+      }
     }
 
     @Override
@@ -4489,11 +4534,45 @@ public class SchedulerBrain {
 
     @Override
     public void clear() {
+      this.secret = null;
+    }
+
+    @org.apache.thrift.annotation.Nullable
+    public java.lang.String getSecret() {
+      return this.secret;
+    }
+
+    public status_args setSecret(@org.apache.thrift.annotation.Nullable java.lang.String secret) {
+      this.secret = secret;
+      return this;
+    }
+
+    public void unsetSecret() {
+      this.secret = null;
+    }
+
+    /** Returns true if field secret is set (has been assigned a value) and false otherwise */
+    public boolean isSetSecret() {
+      return this.secret != null;
+    }
+
+    public void setSecretIsSet(boolean value) {
+      if (!value) {
+        this.secret = null;
+      }
     }
 
     @Override
     public void setFieldValue(_Fields field, @org.apache.thrift.annotation.Nullable java.lang.Object value) {
       switch (field) {
+      case SECRET:
+        if (value == null) {
+          unsetSecret();
+        } else {
+          setSecret((java.lang.String)value);
+        }
+        break;
+
       }
     }
 
@@ -4501,6 +4580,9 @@ public class SchedulerBrain {
     @Override
     public java.lang.Object getFieldValue(_Fields field) {
       switch (field) {
+      case SECRET:
+        return getSecret();
+
       }
       throw new java.lang.IllegalStateException();
     }
@@ -4513,6 +4595,8 @@ public class SchedulerBrain {
       }
 
       switch (field) {
+      case SECRET:
+        return isSetSecret();
       }
       throw new java.lang.IllegalStateException();
     }
@@ -4530,12 +4614,25 @@ public class SchedulerBrain {
       if (this == that)
         return true;
 
+      boolean this_present_secret = true && this.isSetSecret();
+      boolean that_present_secret = true && that.isSetSecret();
+      if (this_present_secret || that_present_secret) {
+        if (!(this_present_secret && that_present_secret))
+          return false;
+        if (!this.secret.equals(that.secret))
+          return false;
+      }
+
       return true;
     }
 
     @Override
     public int hashCode() {
       int hashCode = 1;
+
+      hashCode = hashCode * 8191 + ((isSetSecret()) ? 131071 : 524287);
+      if (isSetSecret())
+        hashCode = hashCode * 8191 + secret.hashCode();
 
       return hashCode;
     }
@@ -4548,6 +4645,16 @@ public class SchedulerBrain {
 
       int lastComparison = 0;
 
+      lastComparison = java.lang.Boolean.compare(isSetSecret(), other.isSetSecret());
+      if (lastComparison != 0) {
+        return lastComparison;
+      }
+      if (isSetSecret()) {
+        lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.secret, other.secret);
+        if (lastComparison != 0) {
+          return lastComparison;
+        }
+      }
       return 0;
     }
 
@@ -4572,6 +4679,13 @@ public class SchedulerBrain {
       java.lang.StringBuilder sb = new java.lang.StringBuilder("status_args(");
       boolean first = true;
 
+      sb.append("secret:");
+      if (this.secret == null) {
+        sb.append("null");
+      } else {
+        sb.append(this.secret);
+      }
+      first = false;
       sb.append(")");
       return sb.toString();
     }
@@ -4617,6 +4731,14 @@ public class SchedulerBrain {
             break;
           }
           switch (schemeField.id) {
+            case 1: // SECRET
+              if (schemeField.type == org.apache.thrift.protocol.TType.STRING) {
+                struct.secret = iprot.readString();
+                struct.setSecretIsSet(true);
+              } else { 
+                org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
+              }
+              break;
             default:
               org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
           }
@@ -4633,6 +4755,11 @@ public class SchedulerBrain {
         struct.validate();
 
         oprot.writeStructBegin(STRUCT_DESC);
+        if (struct.secret != null) {
+          oprot.writeFieldBegin(SECRET_FIELD_DESC);
+          oprot.writeString(struct.secret);
+          oprot.writeFieldEnd();
+        }
         oprot.writeFieldStop();
         oprot.writeStructEnd();
       }
@@ -4651,11 +4778,24 @@ public class SchedulerBrain {
       @Override
       public void write(org.apache.thrift.protocol.TProtocol prot, status_args struct) throws org.apache.thrift.TException {
         org.apache.thrift.protocol.TTupleProtocol oprot = (org.apache.thrift.protocol.TTupleProtocol) prot;
+        java.util.BitSet optionals = new java.util.BitSet();
+        if (struct.isSetSecret()) {
+          optionals.set(0);
+        }
+        oprot.writeBitSet(optionals, 1);
+        if (struct.isSetSecret()) {
+          oprot.writeString(struct.secret);
+        }
       }
 
       @Override
       public void read(org.apache.thrift.protocol.TProtocol prot, status_args struct) throws org.apache.thrift.TException {
         org.apache.thrift.protocol.TTupleProtocol iprot = (org.apache.thrift.protocol.TTupleProtocol) prot;
+        java.util.BitSet incoming = iprot.readBitSet(1);
+        if (incoming.get(0)) {
+          struct.secret = iprot.readString();
+          struct.setSecretIsSet(true);
+        }
       }
     }
 
@@ -4669,15 +4809,18 @@ public class SchedulerBrain {
     private static final org.apache.thrift.protocol.TStruct STRUCT_DESC = new org.apache.thrift.protocol.TStruct("status_result");
 
     private static final org.apache.thrift.protocol.TField SUCCESS_FIELD_DESC = new org.apache.thrift.protocol.TField("success", org.apache.thrift.protocol.TType.STRING, (short)0);
+    private static final org.apache.thrift.protocol.TField ERROR_FIELD_DESC = new org.apache.thrift.protocol.TField("error", org.apache.thrift.protocol.TType.STRUCT, (short)1);
 
     private static final org.apache.thrift.scheme.SchemeFactory STANDARD_SCHEME_FACTORY = new status_resultStandardSchemeFactory();
     private static final org.apache.thrift.scheme.SchemeFactory TUPLE_SCHEME_FACTORY = new status_resultTupleSchemeFactory();
 
     public @org.apache.thrift.annotation.Nullable java.lang.String success; // required
+    public @org.apache.thrift.annotation.Nullable BrainError error; // required
 
     /** The set of fields this struct contains, along with convenience methods for finding and manipulating them. */
     public enum _Fields implements org.apache.thrift.TFieldIdEnum {
-      SUCCESS((short)0, "success");
+      SUCCESS((short)0, "success"),
+      ERROR((short)1, "error");
 
       private static final java.util.Map<java.lang.String, _Fields> byName = new java.util.HashMap<java.lang.String, _Fields>();
 
@@ -4695,6 +4838,8 @@ public class SchedulerBrain {
         switch(fieldId) {
           case 0: // SUCCESS
             return SUCCESS;
+          case 1: // ERROR
+            return ERROR;
           default:
             return null;
         }
@@ -4743,6 +4888,8 @@ public class SchedulerBrain {
       java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> tmpMap = new java.util.EnumMap<_Fields, org.apache.thrift.meta_data.FieldMetaData>(_Fields.class);
       tmpMap.put(_Fields.SUCCESS, new org.apache.thrift.meta_data.FieldMetaData("success", org.apache.thrift.TFieldRequirementType.DEFAULT, 
           new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.STRING)));
+      tmpMap.put(_Fields.ERROR, new org.apache.thrift.meta_data.FieldMetaData("error", org.apache.thrift.TFieldRequirementType.DEFAULT, 
+          new org.apache.thrift.meta_data.StructMetaData(org.apache.thrift.protocol.TType.STRUCT, BrainError.class)));
       metaDataMap = java.util.Collections.unmodifiableMap(tmpMap);
       org.apache.thrift.meta_data.FieldMetaData.addStructMetaDataMap(status_result.class, metaDataMap);
     }
@@ -4751,10 +4898,12 @@ public class SchedulerBrain {
     }
 
     public status_result(
-      java.lang.String success)
+      java.lang.String success,
+      BrainError error)
     {
       this();
       this.success = success;
+      this.error = error;
     }
 
     /**
@@ -4763,6 +4912,9 @@ public class SchedulerBrain {
     public status_result(status_result other) {
       if (other.isSetSuccess()) {
         this.success = other.success;
+      }
+      if (other.isSetError()) {
+        this.error = new BrainError(other.error);
       }
     }
 
@@ -4774,6 +4926,7 @@ public class SchedulerBrain {
     @Override
     public void clear() {
       this.success = null;
+      this.error = null;
     }
 
     @org.apache.thrift.annotation.Nullable
@@ -4801,6 +4954,31 @@ public class SchedulerBrain {
       }
     }
 
+    @org.apache.thrift.annotation.Nullable
+    public BrainError getError() {
+      return this.error;
+    }
+
+    public status_result setError(@org.apache.thrift.annotation.Nullable BrainError error) {
+      this.error = error;
+      return this;
+    }
+
+    public void unsetError() {
+      this.error = null;
+    }
+
+    /** Returns true if field error is set (has been assigned a value) and false otherwise */
+    public boolean isSetError() {
+      return this.error != null;
+    }
+
+    public void setErrorIsSet(boolean value) {
+      if (!value) {
+        this.error = null;
+      }
+    }
+
     @Override
     public void setFieldValue(_Fields field, @org.apache.thrift.annotation.Nullable java.lang.Object value) {
       switch (field) {
@@ -4809,6 +4987,14 @@ public class SchedulerBrain {
           unsetSuccess();
         } else {
           setSuccess((java.lang.String)value);
+        }
+        break;
+
+      case ERROR:
+        if (value == null) {
+          unsetError();
+        } else {
+          setError((BrainError)value);
         }
         break;
 
@@ -4821,6 +5007,9 @@ public class SchedulerBrain {
       switch (field) {
       case SUCCESS:
         return getSuccess();
+
+      case ERROR:
+        return getError();
 
       }
       throw new java.lang.IllegalStateException();
@@ -4836,6 +5025,8 @@ public class SchedulerBrain {
       switch (field) {
       case SUCCESS:
         return isSetSuccess();
+      case ERROR:
+        return isSetError();
       }
       throw new java.lang.IllegalStateException();
     }
@@ -4862,6 +5053,15 @@ public class SchedulerBrain {
           return false;
       }
 
+      boolean this_present_error = true && this.isSetError();
+      boolean that_present_error = true && that.isSetError();
+      if (this_present_error || that_present_error) {
+        if (!(this_present_error && that_present_error))
+          return false;
+        if (!this.error.equals(that.error))
+          return false;
+      }
+
       return true;
     }
 
@@ -4872,6 +5072,10 @@ public class SchedulerBrain {
       hashCode = hashCode * 8191 + ((isSetSuccess()) ? 131071 : 524287);
       if (isSetSuccess())
         hashCode = hashCode * 8191 + success.hashCode();
+
+      hashCode = hashCode * 8191 + ((isSetError()) ? 131071 : 524287);
+      if (isSetError())
+        hashCode = hashCode * 8191 + error.hashCode();
 
       return hashCode;
     }
@@ -4890,6 +5094,16 @@ public class SchedulerBrain {
       }
       if (isSetSuccess()) {
         lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.success, other.success);
+        if (lastComparison != 0) {
+          return lastComparison;
+        }
+      }
+      lastComparison = java.lang.Boolean.compare(isSetError(), other.isSetError());
+      if (lastComparison != 0) {
+        return lastComparison;
+      }
+      if (isSetError()) {
+        lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.error, other.error);
         if (lastComparison != 0) {
           return lastComparison;
         }
@@ -4922,6 +5136,14 @@ public class SchedulerBrain {
         sb.append("null");
       } else {
         sb.append(this.success);
+      }
+      first = false;
+      if (!first) sb.append(", ");
+      sb.append("error:");
+      if (this.error == null) {
+        sb.append("null");
+      } else {
+        sb.append(this.error);
       }
       first = false;
       sb.append(")");
@@ -4977,6 +5199,15 @@ public class SchedulerBrain {
                 org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
               }
               break;
+            case 1: // ERROR
+              if (schemeField.type == org.apache.thrift.protocol.TType.STRUCT) {
+                struct.error = new BrainError();
+                struct.error.read(iprot);
+                struct.setErrorIsSet(true);
+              } else { 
+                org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
+              }
+              break;
             default:
               org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
           }
@@ -4996,6 +5227,11 @@ public class SchedulerBrain {
         if (struct.success != null) {
           oprot.writeFieldBegin(SUCCESS_FIELD_DESC);
           oprot.writeString(struct.success);
+          oprot.writeFieldEnd();
+        }
+        if (struct.error != null) {
+          oprot.writeFieldBegin(ERROR_FIELD_DESC);
+          struct.error.write(oprot);
           oprot.writeFieldEnd();
         }
         oprot.writeFieldStop();
@@ -5020,19 +5256,30 @@ public class SchedulerBrain {
         if (struct.isSetSuccess()) {
           optionals.set(0);
         }
-        oprot.writeBitSet(optionals, 1);
+        if (struct.isSetError()) {
+          optionals.set(1);
+        }
+        oprot.writeBitSet(optionals, 2);
         if (struct.isSetSuccess()) {
           oprot.writeString(struct.success);
+        }
+        if (struct.isSetError()) {
+          struct.error.write(oprot);
         }
       }
 
       @Override
       public void read(org.apache.thrift.protocol.TProtocol prot, status_result struct) throws org.apache.thrift.TException {
         org.apache.thrift.protocol.TTupleProtocol iprot = (org.apache.thrift.protocol.TTupleProtocol) prot;
-        java.util.BitSet incoming = iprot.readBitSet(1);
+        java.util.BitSet incoming = iprot.readBitSet(2);
         if (incoming.get(0)) {
           struct.success = iprot.readString();
           struct.setSuccessIsSet(true);
+        }
+        if (incoming.get(1)) {
+          struct.error = new BrainError();
+          struct.error.read(iprot);
+          struct.setErrorIsSet(true);
         }
       }
     }
@@ -5047,15 +5294,18 @@ public class SchedulerBrain {
     private static final org.apache.thrift.protocol.TStruct STRUCT_DESC = new org.apache.thrift.protocol.TStruct("history_args");
 
     private static final org.apache.thrift.protocol.TField TOPOLOGY_FIELD_DESC = new org.apache.thrift.protocol.TField("topology", org.apache.thrift.protocol.TType.STRING, (short)1);
+    private static final org.apache.thrift.protocol.TField SECRET_FIELD_DESC = new org.apache.thrift.protocol.TField("secret", org.apache.thrift.protocol.TType.STRING, (short)2);
 
     private static final org.apache.thrift.scheme.SchemeFactory STANDARD_SCHEME_FACTORY = new history_argsStandardSchemeFactory();
     private static final org.apache.thrift.scheme.SchemeFactory TUPLE_SCHEME_FACTORY = new history_argsTupleSchemeFactory();
 
     public @org.apache.thrift.annotation.Nullable java.lang.String topology; // required
+    public @org.apache.thrift.annotation.Nullable java.lang.String secret; // required
 
     /** The set of fields this struct contains, along with convenience methods for finding and manipulating them. */
     public enum _Fields implements org.apache.thrift.TFieldIdEnum {
-      TOPOLOGY((short)1, "topology");
+      TOPOLOGY((short)1, "topology"),
+      SECRET((short)2, "secret");
 
       private static final java.util.Map<java.lang.String, _Fields> byName = new java.util.HashMap<java.lang.String, _Fields>();
 
@@ -5073,6 +5323,8 @@ public class SchedulerBrain {
         switch(fieldId) {
           case 1: // TOPOLOGY
             return TOPOLOGY;
+          case 2: // SECRET
+            return SECRET;
           default:
             return null;
         }
@@ -5121,6 +5373,8 @@ public class SchedulerBrain {
       java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> tmpMap = new java.util.EnumMap<_Fields, org.apache.thrift.meta_data.FieldMetaData>(_Fields.class);
       tmpMap.put(_Fields.TOPOLOGY, new org.apache.thrift.meta_data.FieldMetaData("topology", org.apache.thrift.TFieldRequirementType.DEFAULT, 
           new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.STRING)));
+      tmpMap.put(_Fields.SECRET, new org.apache.thrift.meta_data.FieldMetaData("secret", org.apache.thrift.TFieldRequirementType.DEFAULT, 
+          new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.STRING)));
       metaDataMap = java.util.Collections.unmodifiableMap(tmpMap);
       org.apache.thrift.meta_data.FieldMetaData.addStructMetaDataMap(history_args.class, metaDataMap);
     }
@@ -5129,10 +5383,12 @@ public class SchedulerBrain {
     }
 
     public history_args(
-      java.lang.String topology)
+      java.lang.String topology,
+      java.lang.String secret)
     {
       this();
       this.topology = topology;
+      this.secret = secret;
     }
 
     /**
@@ -5141,6 +5397,9 @@ public class SchedulerBrain {
     public history_args(history_args other) {
       if (other.isSetTopology()) {
         this.topology = other.topology;
+      }
+      if (other.isSetSecret()) {
+        this.secret = other.secret;
       }
     }
 
@@ -5152,6 +5411,7 @@ public class SchedulerBrain {
     @Override
     public void clear() {
       this.topology = null;
+      this.secret = null;
     }
 
     @org.apache.thrift.annotation.Nullable
@@ -5179,6 +5439,31 @@ public class SchedulerBrain {
       }
     }
 
+    @org.apache.thrift.annotation.Nullable
+    public java.lang.String getSecret() {
+      return this.secret;
+    }
+
+    public history_args setSecret(@org.apache.thrift.annotation.Nullable java.lang.String secret) {
+      this.secret = secret;
+      return this;
+    }
+
+    public void unsetSecret() {
+      this.secret = null;
+    }
+
+    /** Returns true if field secret is set (has been assigned a value) and false otherwise */
+    public boolean isSetSecret() {
+      return this.secret != null;
+    }
+
+    public void setSecretIsSet(boolean value) {
+      if (!value) {
+        this.secret = null;
+      }
+    }
+
     @Override
     public void setFieldValue(_Fields field, @org.apache.thrift.annotation.Nullable java.lang.Object value) {
       switch (field) {
@@ -5187,6 +5472,14 @@ public class SchedulerBrain {
           unsetTopology();
         } else {
           setTopology((java.lang.String)value);
+        }
+        break;
+
+      case SECRET:
+        if (value == null) {
+          unsetSecret();
+        } else {
+          setSecret((java.lang.String)value);
         }
         break;
 
@@ -5199,6 +5492,9 @@ public class SchedulerBrain {
       switch (field) {
       case TOPOLOGY:
         return getTopology();
+
+      case SECRET:
+        return getSecret();
 
       }
       throw new java.lang.IllegalStateException();
@@ -5214,6 +5510,8 @@ public class SchedulerBrain {
       switch (field) {
       case TOPOLOGY:
         return isSetTopology();
+      case SECRET:
+        return isSetSecret();
       }
       throw new java.lang.IllegalStateException();
     }
@@ -5240,6 +5538,15 @@ public class SchedulerBrain {
           return false;
       }
 
+      boolean this_present_secret = true && this.isSetSecret();
+      boolean that_present_secret = true && that.isSetSecret();
+      if (this_present_secret || that_present_secret) {
+        if (!(this_present_secret && that_present_secret))
+          return false;
+        if (!this.secret.equals(that.secret))
+          return false;
+      }
+
       return true;
     }
 
@@ -5250,6 +5557,10 @@ public class SchedulerBrain {
       hashCode = hashCode * 8191 + ((isSetTopology()) ? 131071 : 524287);
       if (isSetTopology())
         hashCode = hashCode * 8191 + topology.hashCode();
+
+      hashCode = hashCode * 8191 + ((isSetSecret()) ? 131071 : 524287);
+      if (isSetSecret())
+        hashCode = hashCode * 8191 + secret.hashCode();
 
       return hashCode;
     }
@@ -5268,6 +5579,16 @@ public class SchedulerBrain {
       }
       if (isSetTopology()) {
         lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.topology, other.topology);
+        if (lastComparison != 0) {
+          return lastComparison;
+        }
+      }
+      lastComparison = java.lang.Boolean.compare(isSetSecret(), other.isSetSecret());
+      if (lastComparison != 0) {
+        return lastComparison;
+      }
+      if (isSetSecret()) {
+        lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.secret, other.secret);
         if (lastComparison != 0) {
           return lastComparison;
         }
@@ -5301,6 +5622,14 @@ public class SchedulerBrain {
         sb.append("null");
       } else {
         sb.append(this.topology);
+      }
+      first = false;
+      if (!first) sb.append(", ");
+      sb.append("secret:");
+      if (this.secret == null) {
+        sb.append("null");
+      } else {
+        sb.append(this.secret);
       }
       first = false;
       sb.append(")");
@@ -5356,6 +5685,14 @@ public class SchedulerBrain {
                 org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
               }
               break;
+            case 2: // SECRET
+              if (schemeField.type == org.apache.thrift.protocol.TType.STRING) {
+                struct.secret = iprot.readString();
+                struct.setSecretIsSet(true);
+              } else { 
+                org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
+              }
+              break;
             default:
               org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
           }
@@ -5375,6 +5712,11 @@ public class SchedulerBrain {
         if (struct.topology != null) {
           oprot.writeFieldBegin(TOPOLOGY_FIELD_DESC);
           oprot.writeString(struct.topology);
+          oprot.writeFieldEnd();
+        }
+        if (struct.secret != null) {
+          oprot.writeFieldBegin(SECRET_FIELD_DESC);
+          oprot.writeString(struct.secret);
           oprot.writeFieldEnd();
         }
         oprot.writeFieldStop();
@@ -5399,19 +5741,29 @@ public class SchedulerBrain {
         if (struct.isSetTopology()) {
           optionals.set(0);
         }
-        oprot.writeBitSet(optionals, 1);
+        if (struct.isSetSecret()) {
+          optionals.set(1);
+        }
+        oprot.writeBitSet(optionals, 2);
         if (struct.isSetTopology()) {
           oprot.writeString(struct.topology);
+        }
+        if (struct.isSetSecret()) {
+          oprot.writeString(struct.secret);
         }
       }
 
       @Override
       public void read(org.apache.thrift.protocol.TProtocol prot, history_args struct) throws org.apache.thrift.TException {
         org.apache.thrift.protocol.TTupleProtocol iprot = (org.apache.thrift.protocol.TTupleProtocol) prot;
-        java.util.BitSet incoming = iprot.readBitSet(1);
+        java.util.BitSet incoming = iprot.readBitSet(2);
         if (incoming.get(0)) {
           struct.topology = iprot.readString();
           struct.setTopologyIsSet(true);
+        }
+        if (incoming.get(1)) {
+          struct.secret = iprot.readString();
+          struct.setSecretIsSet(true);
         }
       }
     }
