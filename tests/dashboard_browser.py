@@ -435,3 +435,25 @@ def by_slot(moves: list[Mapping[str, Any]], side: str) -> dict[str, list[str]]:
             f"{move['executor']} ({move['tasks']})"
         )
     return {slot: sorted(executors) for slot, executors in slots.items()}
+
+
+def log_in(driver: Any, base: str, token: str, timeout: float = 20.0) -> None:
+    """Log the browser in at ``base``/login with ``token`` (a dashboard started with
+    ``--require-token``, scheduler_py/dashboard/access.py): its session cookie then reads
+    every page and the API."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(base + "/login")
+    driver.find_element(By.ID, "login-token").send_keys(token)
+    driver.find_element(By.ID, "login-submit").click()
+    WebDriverWait(driver, timeout, poll_frequency=0.2).until(
+        lambda _: (
+            not driver.current_url.split("?")[0].endswith("/login")
+            and driver.execute_script("return document.readyState") == "complete"
+        )
+    )
+    assert driver.get_cookie("scheduler_py_session"), (
+        f"no session cookie after logging in at {base}/login; the page shows "
+        f"{driver.find_element(By.TAG_NAME, 'body').text[:300]!r}"
+    )

@@ -165,3 +165,25 @@ def test_the_dashboard_reads_a_brain_that_requires_the_secret(tmp_path, monkeypa
             ThriftBrain(address, lambda: None).status()
     finally:
         server.close()
+
+
+def test_a_browser_logs_in_and_the_pages_read_the_api_with_the_session_cookie(tmp_path):
+    """In headless Chromium: a page without the cookie is the login page; after logging in,
+    the Cluster page's JavaScript reads the API with the cookie alone, without a console
+    error."""
+    from tests import dashboard_browser
+
+    if dashboard_browser.missing():
+        pytest.skip(str(dashboard_browser.missing()))
+    brain = FakeBrain()
+    app = create_app(Sources(brain, None, None, TOKEN, Clock()), reads_need_token=True)
+    with dashboard_browser.serve(app) as base, dashboard_browser.chromium() as driver:
+        visit = dashboard_browser.Visit(driver, base, tmp_path)
+        visit.open("login", "/")
+        assert visit.js("return document.getElementById('login-token') !== null")
+        assert "--require-token" in visit.text("main")
+        visit.console()  # the 401 of the page itself, as the browser reports it
+        dashboard_browser.log_in(driver, base, TOKEN)
+        supervisors = len(brain.document["supervisors"])
+        visit.cluster(supervisors=supervisors, topology="wc")
+        assert visit.errors["cluster"] == [], visit.errors

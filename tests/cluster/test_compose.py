@@ -4,7 +4,9 @@ base image (made with debootstrap where Docker Hub is out of reach), `compose bu
 `up -d`, word count submitted by the `submit` service, then what an operator relies on —
 the brain placed it, the worker monitor's records and the PySpark aggregate reached
 ZooKeeper, `replan --dry-run` and the dashboard answer, a killed supervisor's executors
-are re-placed by the brain within two scheduling rounds — and `down -v` leaves nothing.
+are re-placed by the brain within two scheduling rounds — and `down -v` leaves nothing. The
+brain and the dashboard answer a peer on the compose network only with a credential: the
+operator secret (`serve --require-auth-reads`), the dashboard's token (`--require-token`).
 
 Runs where a Docker engine can be started (root with Debian's docker.io, or a running
 engine); skips with the reason elsewhere. ``SCHEDULER_PY_COMPOSE_TEST=require`` (``make
@@ -16,6 +18,7 @@ import json
 import os
 import subprocess
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -23,7 +26,8 @@ import pytest
 from scheduler_py.algorithms import registry
 from scheduler_py.monitoring.zk import MonitorStore, connect
 from scheduler_py.nimbus import NimbusCtl
-from scheduler_py.service.client import call_brain
+from scheduler_py.service.client import brain_client, call_brain
+from scheduler_py.service.wire import wire
 from tests import dashboard_browser
 from tests.cluster.compose import (
     DEPLOY,
@@ -136,6 +140,38 @@ def _supervisors(ctl: NimbusCtl) -> int:
         return -1
 
 
+def _read_in(compose: ComposeProject, service: str, path: str) -> str:
+    """The one-line credential file ``path`` in ``service``'s container, once it exists (the
+    brain and the dashboard create theirs at their first start)."""
+
+    def read():
+        result = compose.run("exec", "-T", service, "cat", path, check=False, timeout=60)
+        return result.stdout.strip() if result.returncode == 0 else None
+
+    return wait_until(read, machine_timeout(60), f"{path} in the {service} container")
+
+
+@pytest.fixture(scope="module")
+def operator_secret(compose) -> str:
+    return _read_in(compose, "brain", "/var/storm/brain/operator.secret")
+
+
+@pytest.fixture(scope="module")
+def dashboard_token(compose) -> str:
+    return _read_in(compose, "dashboard", "/var/storm/dashboard.token")
+
+
+def _get(url: str, token: str | None = None) -> tuple[int, dict, bytes]:
+    """``(status, headers, body)`` of a GET, also for an error status."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    request = urllib.request.Request(url, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
 @pytest.fixture(scope="module")
 def wordcount(compose, nimbus):
     """Word count submitted the way docs/install.md says, by the `submit` service."""
@@ -184,25 +220,72 @@ def test_replan_dry_run_answers_inside_the_brain_container(compose, wordcount):
     _report("replan --dry-run: " + result.stdout.strip().splitlines()[0])
 
 
-def test_the_dashboard_answers_and_its_pages_load_in_chromium(compose, nimbus, wordcount, tmp_path):
+def test_nothing_answers_an_unauthenticated_peer(
+    compose, wordcount, operator_secret, dashboard_token
+):
+    """From this host, a peer on the compose network: the brain refuses every read and an
+    unsealed round without a credential, the dashboard every page and API request; with the
+    credential both answer."""
+    brain = f"{compose.address('brain')}:9627"
+    client = brain_client(brain, timeout_ms=30_000)
+    try:
+        for name, call in (
+            ("status", lambda: client.status()),
+            ("history", lambda: client.history(NAME)),
+            ("replan --dry-run", lambda: client.replan(NAME, "", True, "", "")),
+            ("status, a guessed secret", lambda: client.status("guess")),
+        ):
+            with pytest.raises(wire().BrainError) as refused:
+                call()
+            assert refused.value.needs_operator_secret is True, (name, refused.value)
+            assert "--require-auth-reads" in refused.value.message, (name, refused.value)
+        unsealed = wire().ClusterSnapshot(
+            round=1, timestamp_ms=int(time.time() * 1000), supervisors=[], topologies=[]
+        )
+        with pytest.raises(wire().BrainError, match="unauthenticated round"):
+            client.schedule(unsealed, None, None)
+    finally:
+        client.close()
+    status = json.loads(call_brain(brain, "status", read_secret=lambda: operator_secret))
+    assert len(status["supervisors"]) >= 2, status
+    _report("brain: reads and an unsealed round refused without a credential")
+
+    base = f"http://{compose.address('dashboard')}:9628"
+    for path in ("/", "/decisions", "/api/v1/topologies", "/api/v1/cluster", "/api/v1/decisions"):
+        code, headers, body = _get(base + path)
+        assert code == 401, (path, code, body[:300])
+        assert headers.get("WWW-Authenticate", "").startswith("Bearer"), (path, headers)
+        assert b"--require-token" in body, (path, body[:300])
+        assert NAME.encode() not in body, (path, body[:300])
+        code, _, body = _get(base + path, token="a guess")
+        assert code == 401, (path, code, body[:300])
+    code, _, body = _get(f"{base}/api/v1/topologies", token=dashboard_token)
+    assert code == 200, body[:300]
+    _report("dashboard: every page and API request refused without its token")
+
+
+def test_the_dashboard_answers_and_its_pages_load_in_chromium(
+    compose, nimbus, wordcount, dashboard_token, tmp_path
+):
     base = f"http://{compose.address('dashboard')}:9628"
 
     def topologies():
         try:
-            with urllib.request.urlopen(f"{base}/api/v1/topologies", timeout=10) as response:
-                return json.load(response)["topologies"]
+            code, _, body = _get(f"{base}/api/v1/topologies", token=dashboard_token)
         except OSError:
             return None
+        return json.loads(body)["topologies"] if code == 200 else None
 
     listed = wait_until(topologies, machine_timeout(120), "the dashboard's /api/v1/topologies")
     assert NAME in {t["name"] for t in listed}, listed
-    with urllib.request.urlopen(f"{base}/api/v1/cluster", timeout=10) as response:
-        cluster = json.load(response)
-    assert len(cluster["supervisors"]) == 3, cluster
+    code, _, body = _get(f"{base}/api/v1/cluster", token=dashboard_token)
+    cluster = json.loads(body)
+    assert code == 200 and len(cluster["supervisors"]) == 3, cluster
     if dashboard_browser.missing():
         pytest.skip(f"the pages in a browser: {dashboard_browser.missing()}")
     runs = nimbus.executor_runs(NAME)
     with dashboard_browser.chromium() as driver:
+        dashboard_browser.log_in(driver, base, dashboard_token, timeout=machine_timeout(30))
         visit = dashboard_browser.Visit(driver, base, tmp_path, timeout=machine_timeout(30))
         visit.cluster(supervisors=3, topology=NAME)
         visit.topology(NAME, executors=len(runs))
@@ -211,7 +294,9 @@ def test_the_dashboard_answers_and_its_pages_load_in_chromium(compose, nimbus, w
     assert visit.errors == {page: [] for page in visit.errors}, visit.errors
 
 
-def test_a_killed_supervisor_is_replaced_by_the_brain_within_two_rounds(compose, nimbus, wordcount):
+def test_a_killed_supervisor_is_replaced_by_the_brain_within_two_rounds(
+    compose, nimbus, wordcount, operator_secret
+):
     brain = f"{compose.address('brain')}:9627"
     hosts = sorted({run.host for run in nimbus.executor_runs(NAME)})
     victim = hosts[-1]
@@ -220,7 +305,7 @@ def test_a_killed_supervisor_is_replaced_by_the_brain_within_two_rounds(compose,
     gone_round: list[int] = []
 
     def replaced():
-        status = json.loads(call_brain(brain, "status"))
+        status = json.loads(call_brain(brain, "status", read_secret=lambda: operator_secret))
         seen = {s["host"] for s in status["supervisors"]}
         if victim not in seen and not gone_round:
             gone_round.append(status["round"])
