@@ -45,6 +45,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from bisect import bisect_left, insort
 from collections import OrderedDict, defaultdict
 from collections.abc import Mapping
 from dataclasses import replace
@@ -62,7 +63,7 @@ from scheduler_py.model.throughput import (
     measured_work_seconds,
     throughput,
 )
-from scheduler_py.model.types import Node, Placement, Problem
+from scheduler_py.model.types import Node, NodeTable, Placement, Problem
 
 NAME = "throughput"
 CANDIDATES = ("locality", "td", "rstorm", "even")
@@ -107,12 +108,13 @@ def canonical_problem(problem: Problem) -> tuple[Problem, dict[str, str]]:
     memory, slots, speed and bandwidth, highest first; interchangeable nodes keep their
     relative order), cut to a shortlist on large clusters (:func:`shortlist`), and the map
     from the new names back to the node ids."""
-    ordered = shortlist(problem, sorted(problem.nodes, key=_node_key))
+    every = _ORDER.ordered(problem.table)
+    ordered = shortlist(problem, every)
     current = problem.current
     if current is not None:  # the nodes it runs on stay candidates
         kept = {n.id for n in ordered}
         running = set(current.node_of.values())
-        ordered = [n for n in sorted(problem.nodes, key=_node_key) if n.id in kept | running]
+        ordered = [n for n in every if n.id in kept | running]
     width = len(str(len(ordered)))
     to_canonical = {n.id: f"n{i:0{width}d}" for i, n in enumerate(ordered)}
     nodes = tuple(
@@ -138,6 +140,64 @@ def _node_key(node: Node) -> tuple:
         -node.speed,
         -(node.bandwidth or 0.0),
     )
+
+
+class _CanonicalOrder:
+    """The nodes of the last table in canonical order (:func:`_node_key`, ties by position:
+    ``sorted``'s order), updated for the nodes a round's claims replaced. A round's
+    topologies see one table each, derived from the one before by
+    :meth:`~scheduler_py.model.types.NodeTable.replaced` (same ids in the same positions, a
+    few nodes replaced), so 50 topologies on 500 supervisors sort 500 nodes once and then
+    move a few per claim (``scheduling/round.py``; ``tests/test_fastest.py`` checks the
+    order against ``sorted``). Thread-safe: rounds and re-plans plan in worker threads."""
+
+    MOST_CHANGED = 0.125
+    """share of the nodes above which a table is sorted again rather than updated"""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.table: NodeTable | None = None
+        self.entries: list[tuple[tuple, int]] = []
+
+    def ordered(self, table: NodeTable) -> list[Node]:
+        with self.lock:
+            entries = self._updated(table)
+            if entries is None:
+                entries = [(_node_key(node), index) for index, node in enumerate(table)]
+                entries.sort()
+                if any(_unordered(key) for key, _ in entries):  # NaN: no order to update
+                    self.table, self.entries = None, []
+                    return sorted(table, key=_node_key)
+            self.table, self.entries = table, entries
+            return [table[index] for _, index in entries]
+
+    def _updated(self, table: NodeTable) -> list[tuple[tuple, int]] | None:
+        """The entries of ``table`` from the last table's, or ``None`` when it is not a
+        table with the same ids in the same positions and a few nodes replaced."""
+        previous = self.table
+        if previous is None or len(previous) != len(table):
+            return None
+        if previous is not table and previous.position is not table.position:
+            return None
+        changed = [i for i, (a, b) in enumerate(zip(previous, table, strict=True)) if a is not b]
+        if len(changed) > self.MOST_CHANGED * len(table):
+            return None
+        entries = list(self.entries)
+        for index in changed:
+            key = _node_key(table[index])
+            if _unordered(key):
+                return None
+            del entries[bisect_left(entries, (_node_key(previous[index]), index))]
+            insort(entries, (key, index))
+        return entries
+
+
+def _unordered(key: tuple) -> bool:
+    """Whether a node's key has a NaN (no place in a sorted order)."""
+    return any(isinstance(part, float) and math.isnan(part) for part in key)
+
+
+_ORDER = _CanonicalOrder()
 
 
 def shortlist(problem: Problem, ordered: list[Node]) -> list[Node]:
@@ -223,6 +283,11 @@ class _Scorer:
         result = throughput(self.problem, placement, self.inputs, self.shape)
         rate = result.rate if math.isfinite(result.rate) else 1e300
         return (-rate, len(set(node_of.values())), result.crossing), result
+
+
+def _plan_key(node_of: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """A plan as a hashable value (the same for the same executor -> node map)."""
+    return tuple(sorted(node_of.items()))
 
 
 def _saturated(result: Throughput) -> list[str]:
@@ -376,7 +441,8 @@ def plan(
             f"found {seconds}, {rack_link}, {host_mbit} and {payload_bytes}"
         )
     names = [n.strip() for n in candidates.split(",") if n.strip()]
-    if not names or any(n in (NAME, "auto") or n not in registry.algorithms() for n in names):
+    known = registry.algorithms()
+    if not names or any(n in (NAME, "auto") or n not in known for n in names):
         raise SchedulingError(
             f"{NAME}: candidates must be registered algorithms other than {NAME} and auto, "
             f"found {names}; the default list: {', '.join(CANDIDATES)}"
@@ -398,6 +464,9 @@ def plan(
     )
     scorer = _Scorer(canonical, inputs)
     tried: dict[str, Any] = {}
+    scored: dict[tuple, tuple[tuple[float, int, float], Throughput]] = {}
+    """plans already scored: candidates often agree (``td`` and ``rstorm`` on a small
+    topology), and the model need not route the same plan twice"""
     best: tuple[tuple[float, int, float], str, dict[str, str], Throughput] | None = None
     phase = own.share(CANDIDATES_SHARE)
     names = [
@@ -419,7 +488,9 @@ def plan(
         except (BudgetExhaustedError, SchedulingError) as error:
             tried[name] = {"skipped": str(error)}
             continue
-        key, result = scorer.score(dict(placement.node_of))
+        node_of = dict(placement.node_of)
+        key, result = scored.get(_plan_key(node_of)) or scorer.score(node_of)
+        scored[_plan_key(node_of)] = (key, result)
         tried[name] = {
             "predicted_throughput": result.rate,
             "bottleneck": result.bottleneck,
@@ -427,7 +498,7 @@ def plan(
             "seconds": time.perf_counter() - started,
         }
         if best is None or _better(key, best[0]):
-            best = (key, name, dict(placement.node_of), result)
+            best = (key, name, node_of, result)
     if best is None:
         reasons = "; ".join(f"{n}: {t.get('skipped')}" for n, t in tried.items())
         raise BudgetExhaustedError(f"{NAME}: no candidate produced a plan ({reasons})")

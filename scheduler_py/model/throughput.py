@@ -207,10 +207,24 @@ class _Round:
         self.gain = shape.gain
         self.crossing = 0.0
         self.handled: Mapping[str, float] = {}
+        self.restricted: dict[tuple, list[str]] = {}
+        """the restricted routes of the last :meth:`route` (what :func:`_widen` widens)"""
         self.only: str | None = None
         """the one spout executor that emits (:func:`_filled`); ``None``: every spout"""
         self.level: dict[tuple[str, str, str], int] = {}
         """(source component, target component, sender worker) -> scope level"""
+        self._placed: dict[str, list[str]] = {}
+        self._groups: dict[tuple[str, str], dict[object, list[str]]] = {}
+
+    def placed(self, component: str) -> list[str]:
+        """The component's executors the placement places, in the topology's order (one list
+        per round: routes are grouped by the identity of their target lists)."""
+        targets = self._placed.get(component)
+        if targets is None:
+            node_of = self.node_of
+            targets = [t for t in self.shape.executors[component] if t in node_of]
+            self._placed[component] = targets
+        return targets
 
     def _scope_key(self, executor: str, scope: str) -> object:
         node = self.node_of.get(executor)
@@ -222,29 +236,43 @@ class _Round:
             return self.rack_of.get(node or "")
         return None
 
-    def targets_in_scope(
-        self, source: str, targets: list[str], level: int
-    ) -> tuple[list[str], int]:
-        """The targets of the narrowest non-empty scope at or above ``level``, and its level."""
+    def _grouped(self, component: str, scope: str) -> dict[object, list[str]]:
+        """The component's placed executors by their key in ``scope`` (each list in the
+        placed order): a sender's targets in a scope are one look-up, not a pass over every
+        target."""
+        groups = self._groups.get((component, scope))
+        if groups is None:
+            groups = {}
+            for target in self.placed(component):
+                groups.setdefault(self._scope_key(target, scope), []).append(target)
+            self._groups[(component, scope)] = groups
+        return groups
+
+    def targets_in_scope(self, source: str, component: str, level: int) -> tuple[list[str], int]:
+        """The executors of ``component`` in the narrowest non-empty scope of ``source`` at
+        or above ``level``, and that scope's level."""
         for index in range(level, len(SCOPES)):
             scope = SCOPES[index]
             if scope == "everything":
-                return targets, index
-            key = self._scope_key(source, scope)
-            chosen = [t for t in targets if self._scope_key(t, scope) == key]
+                return self.placed(component), index
+            chosen = self._grouped(component, scope).get(self._scope_key(source, scope))
             if chosen:
                 return chosen, index
-        return targets, len(SCOPES) - 1
+        return self.placed(component), len(SCOPES) - 1
 
-    def route(self) -> tuple[dict[str, float], dict[tuple, float], dict[tuple, list]]:
-        """``(tuples each executor handles, {(sender worker, receiver worker): tuples},
-        restricted routes)``; a restricted route is ``(edge, sender worker) -> chosen
-        targets`` below everything. Flows are summed per pair of workers: a fields grouping
-        between 50 and 100 executors is 150 flows per pair of workers, not 5,000."""
+    def route(self) -> tuple[dict[str, float], dict[tuple, float], dict[int, list[str]]]:
+        """``(tuples each executor handles, {(sender worker, id of a target list): tuples per
+        target}, {id: target list})``: a sender spreads what it sends on a route over the
+        route's target list, one share per target. The restricted routes (``(edge, sender
+        worker) -> chosen targets`` below everything) go to :attr:`restricted`. Spreads are
+        summed per sender worker and list, so a fields grouping between 50 and 100 executors
+        is one spread per sending worker, not 5,000 flows; :func:`_spread_loads` turns them
+        into loads per resource."""
         shape, loadaware, node_of = self.shape, self.inputs.loadaware, self.node_of
         worker = self.placement.worker_key
         handled: dict[str, float] = defaultdict(float)
-        flows_between: dict[tuple, float] = defaultdict(float)
+        spread: dict[tuple, float] = defaultdict(float)
+        lists: dict[int, list[str]] = {}
         restricted: dict[tuple, list[str]] = {}
         for component in self.order:
             sources = [e for e in shape.executors[component] if e in node_of]
@@ -253,13 +281,13 @@ class _Round:
                     if self.only is None or source == self.only:
                         handled[source] += 1.0
             for edge in shape.edges_from.get(component, ()):
-                targets = [t for t in shape.executors[edge.target] if t in node_of]
+                targets = self.placed(edge.target)
                 if not targets:
                     continue
                 gain = self.gain.get((edge.source, edge.target), 1.0)
                 scoped: dict[tuple, tuple[list[str], int]] = {}
-                lists: dict[int, tuple[list[str], list[tuple[tuple, int]]]] = {}
                 per_target: dict[int, float] = defaultdict(float)
+                first = targets[:1]
                 for source in sources:
                     amount = handled[source] * gain
                     if amount <= 0:
@@ -268,12 +296,12 @@ class _Round:
                     if edge.grouping == "all":
                         chosen, share = targets, amount
                     elif edge.grouping == "global":
-                        chosen, share = targets[:1], amount
+                        chosen, share = first, amount
                     elif loadaware and edge.grouping in SHUFFLE_LIKE:
                         key = (edge.source, edge.target, sender)
                         if key not in scoped:  # the scope depends on the sender's worker only
                             scoped[key] = self.targets_in_scope(
-                                source, targets, self.level.get(key, 0)
+                                source, edge.target, self.level.get(key, 0)
                             )
                         chosen, level = scoped[key]
                         if level < len(SCOPES) - 1:
@@ -281,18 +309,14 @@ class _Round:
                         share = amount / len(chosen)
                     else:
                         chosen, share = targets, amount / len(targets)
-                    if id(chosen) not in lists:
-                        counts: dict[tuple, int] = defaultdict(int)
-                        for target in chosen:
-                            counts[worker(target)] += 1
-                        lists[id(chosen)] = (chosen, list(counts.items()))
+                    lists[id(chosen)] = chosen
                     per_target[id(chosen)] += share
-                    for receiver, count in lists[id(chosen)][1]:
-                        flows_between[(sender, receiver)] += share * count
+                    spread[(sender, id(chosen))] += share
                 for list_id, share in per_target.items():
-                    for target in lists[list_id][0]:
+                    for target in lists[list_id]:
                         handled[target] += share
-        return handled, flows_between, restricted
+        self.restricted = restricted
+        return handled, spread, lists
 
 
 def _gains(topology: Topology, order: list[str]) -> dict[tuple[str, str], float]:
@@ -330,27 +354,19 @@ def _loads(state: _Round) -> tuple[dict[str, float], dict[str, float]]:
     handles are kept in ``state.handled``)."""
     inputs, constants = state.inputs, state.inputs.constants
     node_of, rack_of = state.node_of, state.rack_of
-    handled, flows_between, _ = state.route()
+    handled, spread, lists = state.route()
     state.handled = handled
     load: dict[str, float] = defaultdict(float)
     component = state.shape.component
     for executor, tuples in handled.items():
         work = inputs.work_seconds.get(component[executor], 0.0)
         load[f"{node_of[executor]} cpu"] += tuples * (work + constants.tuple_cpu)
-    tuple_bytes = inputs.payload_bytes + constants.framing_bytes
-    worker = state.placement.worker_key
-    state.crossing = 0.0
-    for (sender, receiver), tuples in flows_between.items():
-        if sender[0] != receiver[0]:
-            state.crossing += tuples
-        if sender != receiver:
-            load[f"{sender[0]} cpu"] += tuples * constants.remote_cpu
-            load[f"{receiver[0]} cpu"] += tuples * constants.remote_cpu
-        _cross(load, sender[0], receiver[0], rack_of, tuples * tuple_bytes)
+    state.crossing = _spread_loads(state, spread, lists, load)
     ackers = [e for e in state.shape.ackers if e in node_of]
     if inputs.acking and ackers:
         _acks(state, handled, ackers, load)
     nodes = state.problem.node_by_id
+    worker = state.placement.worker_key
     workers_on: dict[str, int] = defaultdict(int)
     for node, _ in {worker(e) for e in node_of}:
         workers_on[node] += 1
@@ -368,6 +384,93 @@ def _loads(state: _Round) -> tuple[dict[str, float], dict[str, float]]:
             uplink = inputs.rack_bandwidth * constants.link_efficiency
             capacity[f"{rack} out"] = capacity[f"{rack} in"] = uplink
     return dict(load), capacity
+
+
+def _spread_loads(
+    state: _Round,
+    spread: Mapping[tuple, float],
+    lists: Mapping[int, list[str]],
+    load: dict[str, float],
+) -> float:
+    """Add to ``load`` what the spreads of :meth:`_Round.route` put on the resources — per
+    tuple crossing workers :attr:`Constants.remote_cpu` at both ends, per tuple crossing hosts
+    its bytes on both hosts' links and, between racks, on both uplinks — and return the
+    payload tuples crossing hosts.
+
+    A sender spreading ``S`` per target over a list of ``N`` targets, ``c(x)`` of them in its
+    worker, host or rack ``x``, sends ``S (N - c(x))`` out of ``x``; a worker, host or rack
+    ``x`` receives ``c(x) (T - S(x))`` of the list's total ``T`` (less what its own senders
+    spread). That is the sum over every (sender, target) pair, in one pass over the
+    senders and one over the targets per list."""
+    constants, node_of, rack_of = state.inputs.constants, state.node_of, state.rack_of
+    worker = state.placement.worker_key
+    tuple_bytes = state.inputs.payload_bytes + constants.framing_bytes
+    racks = state.inputs.rack_bandwidth is not None or len(set(rack_of.values())) > 1
+    by_list: dict[int, list[tuple[tuple, float]]] = defaultdict(list)
+    for (sender, list_id), share in spread.items():
+        by_list[list_id].append((sender, share))
+    crossing = 0.0
+    for list_id, senders in by_list.items():
+        chosen = lists[list_id]
+        size = len(chosen)
+        in_worker: dict[tuple, int] = defaultdict(int)
+        in_host: dict[str, int] = defaultdict(int)
+        for target in chosen:
+            in_worker[worker(target)] += 1
+            in_host[node_of[target]] += 1
+        total = 0.0
+        from_worker: dict[tuple, float] = defaultdict(float)
+        from_host: dict[str, float] = defaultdict(float)
+        for sender, share in senders:
+            total += share
+            from_worker[sender] += share
+            from_host[sender[0]] += share
+        for sender, share in senders:
+            remote = share * (size - in_worker.get(sender, 0))
+            if remote > 0:
+                load[f"{sender[0]} cpu"] += remote * constants.remote_cpu
+            away = share * (size - in_host.get(sender[0], 0))
+            if away > 0:
+                crossing += away
+                load[f"{sender[0]} out"] += away * tuple_bytes
+        for receiver, count in in_worker.items():
+            remote = count * (total - from_worker.get(receiver, 0.0))
+            if remote > 0:
+                load[f"{receiver[0]} cpu"] += remote * constants.remote_cpu
+        for host, count in in_host.items():
+            arriving = count * (total - from_host.get(host, 0.0))
+            if arriving > 0:
+                load[f"{host} in"] += arriving * tuple_bytes
+        if racks:
+            _spread_uplinks(senders, chosen, node_of, rack_of, total, load, tuple_bytes)
+    return crossing
+
+
+def _spread_uplinks(
+    senders: list[tuple[tuple, float]],
+    chosen: list[str],
+    node_of: Mapping[str, str],
+    rack_of: Mapping[str, str],
+    total: float,
+    load: dict[str, float],
+    tuple_bytes: float,
+) -> None:
+    """The rack uplinks' share of :func:`_spread_loads`: what leaves and enters each rack."""
+    size = len(chosen)
+    in_rack: dict[str, int] = defaultdict(int)
+    for target in chosen:
+        in_rack[rack_of.get(node_of[target])] += 1
+    from_rack: dict[str, float] = defaultdict(float)
+    for sender, share in senders:
+        from_rack[rack_of.get(sender[0])] += share
+    for rack, share in from_rack.items():
+        leaving = share * (size - in_rack.get(rack, 0))
+        if leaving > 0:
+            load[f"{rack} out"] += leaving * tuple_bytes
+    for rack, count in in_rack.items():
+        entering = count * (total - from_rack.get(rack, 0.0))
+        if entering > 0:
+            load[f"{rack} in"] += entering * tuple_bytes
 
 
 def _acks(
@@ -406,14 +509,17 @@ def _cross(
         load[f"{rack_of.get(receiver)} in"] += size
 
 
+RATE_TIE = 1e-9
+"""relative difference under which two resources limit the rate alike: the bottleneck is
+then the first by name, whatever the order the loads were summed in"""
+
+
 def _rate(load: Mapping[str, float], capacity: Mapping[str, float]) -> tuple[float, str]:
-    best, name = math.inf, ""
-    for resource in sorted(load):
-        if resource in capacity and load[resource] > 0:
-            rounds = capacity[resource] / load[resource]
-            if rounds < best:
-                best, name = rounds, resource
-    return best, name
+    rounds = {r: capacity[r] / amount for r, amount in load.items() if r in capacity and amount > 0}
+    if not rounds:
+        return math.inf, ""
+    best = min(rounds.values())
+    return best, min(r for r, value in rounds.items() if value <= best * (1 + RATE_TIE))
 
 
 def throughput(
@@ -520,10 +626,10 @@ def _queues_can_fill(state: _Round, inputs: ThroughputInputs, spouts: int) -> bo
 
 def _widen(state: _Round, host: str) -> bool:
     """Widen every restricted load-aware route whose chosen targets include an executor on
-    ``host`` to the next scope that holds more targets; whether any was widened."""
-    _, _, restricted = state.route()
+    ``host`` to the next scope that holds more targets; whether any was widened (the
+    restricted routes are those of the last routing, at the current levels)."""
     changed = False
-    for key, chosen in restricted.items():
+    for key, chosen in list(state.restricted.items()):
         if not any(state.node_of[t] == host for t in chosen):
             continue
         source = next(
@@ -531,10 +637,9 @@ def _widen(state: _Round, host: str) -> bool:
             for e in state.shape.executors[key[0]]
             if e in state.node_of and state.placement.worker_key(e) == key[2]
         )
-        targets = [t for t in state.shape.executors[key[1]] if t in state.node_of]
-        _, level = state.targets_in_scope(source, targets, state.level.get(key, 0))
+        _, level = state.targets_in_scope(source, key[1], state.level.get(key, 0))
         for wider in range(level + 1, len(SCOPES)):
-            more, reached = state.targets_in_scope(source, targets, wider)
+            more, reached = state.targets_in_scope(source, key[1], wider)
             if len(more) > len(chosen):
                 state.level[key] = reached
                 changed = True
