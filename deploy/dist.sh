@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# `make dist`: the two release artifacts in dist/, from one version (scheduler_py/__init__.py's
+# `make dist`: the release artifacts in dist/, from one version (scheduler_py/__init__.py's
 # __version__, which pyproject.toml reads and storm_plugin/pom.xml must equal):
-#   scheduler_py-VERSION-py3-none-any.whl, scheduler_py-VERSION.tar.gz  (the brain; the wheel is
-#       built from the sdist, so the sdist is complete)
+#   scheduler_py-VERSION-py3-none-any.whl, scheduler_py-VERSION.tar.gz  (the brain's runtime; the
+#       wheel is built from the sdist, so the sdist is complete)
+#   scheduler_py_bench-VERSION-py3-none-any.whl, scheduler_py_bench-VERSION.tar.gz  (the
+#       benchmarks and the local-cluster tooling, apart from the runtime; deploy/dist-python.sh
+#       builds these four and checks that each wheel carries what it should)
 #   storm-scheduler-py-VERSION.jar  (the shim: a copy of storm_plugin/target/storm-scheduler-plugin.jar,
 #       which `make plugin` builds, its manifest's Implementation-Version checked)
 #   SHA256SUMS
@@ -39,14 +42,11 @@ fi
 
 rm -rf dist
 mkdir -p dist
-# no --sdist/--wheel: build makes the sdist, then the wheel from the unpacked sdist (nothing
-# of the work tree's build/ can leak into the wheel, and a file missing from the sdist fails)
-"$PY" -m build --outdir dist . >dist/build.log 2>&1 \
-  || { tail -30 dist/build.log >&2; die "python -m build failed (full log: dist/build.log)"; }
-rm -f dist/build.log
+PY="$PY" deploy/dist-python.sh dist
 cp "$JAR" "dist/storm-scheduler-py-$version.jar"
 (cd dist && sha256sum -- * > SHA256SUMS)
 for artifact in "dist/scheduler_py-$version-py3-none-any.whl" "dist/scheduler_py-$version.tar.gz" \
+    "dist/scheduler_py_bench-$version-py3-none-any.whl" "dist/scheduler_py_bench-$version.tar.gz" \
     "dist/storm-scheduler-py-$version.jar"; do
   [ -f "$artifact" ] || die "expected $artifact, found: $(ls dist)"
 done

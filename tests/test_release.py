@@ -10,8 +10,10 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tomllib
 import xml.etree.ElementTree as ET
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -141,3 +143,126 @@ def test_dist_refuses_a_jar_version_other_than_the_wheels(tmp_path):
     assert done.returncode != 0
     assert f"says {scheduler_py.__version__}, storm_plugin/pom.xml says 9.9.9" in done.stderr
     assert not (root / "dist").exists()
+
+
+# --- the two Python distributions: the runtime, and the benchmarks + tooling apart -------------
+
+TOOLING = ("scheduler_py/bench/", "scheduler_py/devtools/")
+
+
+@pytest.fixture(scope="module")
+def python_dist(tmp_path_factory) -> Path:
+    """deploy/dist-python.sh's artifacts (what `make dist` publishes beside the jar), built
+    with the venv's setuptools (no package index)."""
+    out = tmp_path_factory.mktemp("dist")
+    done = subprocess.run(
+        ["bash", str(REPO / "deploy" / "dist-python.sh"), str(out)],
+        env=dict(os.environ, PY=sys.executable, PYTHON_BUILD_ARGS="--no-isolation"),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def _names(archive: Path) -> list[str]:
+    if archive.suffix == ".whl":
+        with zipfile.ZipFile(archive) as wheel:
+            return wheel.namelist()
+    with tarfile.open(archive) as sdist:
+        return [name.split("/", 1)[1] for name in sdist.getnames() if "/" in name]
+
+
+def _metadata(wheel: Path) -> dict[str, list[str]]:
+    with zipfile.ZipFile(wheel) as archive:
+        name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        fields: dict[str, list[str]] = {}
+        for line in archive.read(name).decode().split("\n\n", 1)[0].splitlines():
+            key, _, value = line.partition(": ")
+            fields.setdefault(key, []).append(value)
+    return fields
+
+
+def test_the_runtime_wheel_and_sdist_carry_no_benchmark_nor_devtools_module(python_dist):
+    version = scheduler_py.__version__
+    wheel = python_dist / f"scheduler_py-{version}-py3-none-any.whl"
+    sdist = python_dist / f"scheduler_py-{version}.tar.gz"
+    for archive in (wheel, sdist):
+        names = _names(archive)
+        leaked = [n for n in names if n.startswith(TOOLING)]
+        assert not leaked, f"{archive.name} carries {leaked[:5]}"
+        for runtime in ("scheduler_py/cli/bench.py", "scheduler_py/nimbus/placement_table.py"):
+            assert runtime in names, f"{archive.name} lacks {runtime}"
+    assert _metadata(wheel)["Version"] == [version]
+
+
+def test_the_bench_wheel_carries_every_tooling_module_and_pins_the_runtime(python_dist):
+    version = scheduler_py.__version__
+    wheel = python_dist / f"scheduler_py_bench-{version}-py3-none-any.whl"
+    assert (python_dist / f"scheduler_py_bench-{version}.tar.gz").is_file()
+    names = set(_names(wheel))
+    for folder in TOOLING:
+        modules = {
+            p.relative_to(REPO).as_posix()
+            for p in (REPO / folder).rglob("*.py")
+            if "__pycache__" not in p.parts
+        }
+        assert modules and modules <= names, sorted(modules - names)[:5]
+    runtime = [n for n in names if n.startswith("scheduler_py/") and not n.startswith(TOOLING)]
+    assert not runtime, f"the bench wheel overwrites runtime files: {runtime[:5]}"
+    metadata = _metadata(wheel)
+    assert metadata["Name"] == ["scheduler-py-bench"]
+    assert metadata["Version"] == [version]
+    assert metadata["Requires-Dist"] == [f"scheduler-py[bench]=={version}"]
+
+
+def _installed(target: Path, *wheels: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target)]
+        + [str(w) for w in wheels],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def _cli_from(target: Path, cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """``scheduler-py ARGV`` with only ``target`` and the venv's third-party packages on the path:
+    ``-S`` keeps the checkout's editable install (a .pth in site-packages) out."""
+    import sysconfig
+
+    path = os.pathsep.join([str(target), sysconfig.get_paths()["purelib"]])
+    return subprocess.run(
+        [sys.executable, "-S", "-m", "scheduler_py.cli", *argv],
+        cwd=cwd,
+        env=dict(os.environ, PYTHONPATH=path),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_bench_without_the_bench_package_names_it_and_with_it_runs(python_dist, tmp_path):
+    version = scheduler_py.__version__
+    target = tmp_path / "site"
+    _installed(target, python_dist / f"scheduler_py-{version}-py3-none-any.whl")
+    probe = _cli_from(target, tmp_path, "algorithms")
+    assert probe.returncode == 0, probe.stderr  # the runtime works without the benchmarks
+    for argv in (("bench", "--list"), ("bench", "scale", "--quick"), ("bench", "-h")):
+        done = _cli_from(target, tmp_path, *argv)
+        assert done.returncode == 78, (argv, done.returncode, done.stderr)
+        assert f"pip install 'scheduler-py-bench=={version}'" in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr, done.stderr
+    located = _cli_from(target, tmp_path, "--version")
+    assert located.returncode == 0 and version in located.stdout, located
+    both = tmp_path / "site-with-bench"  # pip --target never merges into an existing folder
+    _installed(
+        both,
+        python_dist / f"scheduler_py-{version}-py3-none-any.whl",
+        python_dist / f"scheduler_py_bench-{version}-py3-none-any.whl",
+    )
+    listed = _cli_from(both, tmp_path, "bench", "--list")
+    assert listed.returncode == 0, listed.stderr
+    assert "scale" in listed.stdout and "roundtrip" in listed.stdout, listed.stdout

@@ -156,12 +156,6 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_bench(args: argparse.Namespace) -> int:
-    from scheduler_py.bench.cli import run as run_bench
-
-    return run_bench(args, args.bench_parser)
-
-
 def cmd_aggregate(args: argparse.Namespace) -> int:
     from scheduler_py.cli.aggregate import run
 
@@ -307,17 +301,9 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     plan.set_defaults(func=cmd_plan)
 
-    from scheduler_py.bench.cli import DESCRIPTION as BENCH_DESCRIPTION
-    from scheduler_py.bench.cli import add_arguments as add_bench_arguments
+    from scheduler_py.cli.bench import add_parser as add_bench_parser
 
-    bench = sub.add_parser(
-        "bench",
-        help="run a benchmark by name (or 'all'); --list shows them",
-        description=BENCH_DESCRIPTION,
-        add_help=False,
-    )
-    add_bench_arguments(bench)
-    bench.set_defaults(func=cmd_bench, bench_parser=bench)
+    add_bench_parser(sub)  # the benchmarks ship apart: without them it names what to install
 
     from scheduler_py.cli.aggregate import add_arguments as add_aggregate_arguments
 
