@@ -115,20 +115,14 @@ def canonical_problem(problem: Problem) -> tuple[Problem, dict[str, str]]:
         kept = {n.id for n in ordered}
         running = set(current.node_of.values())
         ordered = [n for n in every if n.id in kept | running]
-    width = len(str(len(ordered)))
-    to_canonical = {n.id: f"n{i:0{width}d}" for i, n in enumerate(ordered)}
-    nodes = tuple(
-        Node(to_canonical[n.id], n.cpu, n.slots, n.memory_mb, n.rack, n.bandwidth, n.speed)
-        for n in ordered
-    )
+    nodes, to_canonical, back = _RENAMED.renamed(ordered)
     if current is not None:
         current = replace(
             current,
             node_of={e: to_canonical.get(n, n) for e, n in current.node_of.items()},
             slot_of={},
         )
-    back = {new: old for old, new in to_canonical.items()}
-    return Problem(nodes, problem.topology, current), back
+    return Problem(nodes, problem.topology, current), dict(back)
 
 
 def _node_key(node: Node) -> tuple:
@@ -198,6 +192,39 @@ def _unordered(key: tuple) -> bool:
 
 
 _ORDER = _CanonicalOrder()
+
+
+class _Renamed:
+    """The last shortlist renamed ``n0, n1, …``: the topologies of a round that see the same
+    shortlist (the same node objects: nothing claimed on them in between) share its renamed
+    nodes instead of building them again. Thread-safe."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.last: tuple[list[Node], NodeTable, dict[str, str], dict[str, str]] | None = None
+
+    def renamed(self, ordered: list[Node]) -> tuple[NodeTable, dict[str, str], dict[str, str]]:
+        """The renamed nodes (a table), node id -> new name, new name -> node id."""
+        with self.lock:
+            last = self.last
+            if (
+                last is not None
+                and len(last[0]) == len(ordered)
+                and all(a is b for a, b in zip(last[0], ordered, strict=True))
+            ):
+                return last[1], last[2], last[3]
+            width = len(str(len(ordered)))
+            to_canonical = {n.id: f"n{i:0{width}d}" for i, n in enumerate(ordered)}
+            nodes = NodeTable(
+                Node(to_canonical[n.id], n.cpu, n.slots, n.memory_mb, n.rack, n.bandwidth, n.speed)
+                for n in ordered
+            )
+            back = {new: old for old, new in to_canonical.items()}
+            self.last = (list(ordered), nodes, to_canonical, back)
+            return nodes, to_canonical, back
+
+
+_RENAMED = _Renamed()
 
 
 def shortlist(problem: Problem, ordered: list[Node]) -> list[Node]:
