@@ -75,7 +75,7 @@ def test_plan_to_stdout_and_second_topology_sees_remaining_capacity():
     third["id"] = "t3"
     problem["topologies"].append(third)  # n1 is full now: even must fail, not overload it
     result = _run("plan", "-a", "even", "-i", "-", stdin=json.dumps(problem))
-    assert result.returncode == 2
+    assert result.returncode == 65  # bad input data (scheduler_py/cli/exit_codes.py)
     assert "topology t3: needs 90.0% CPU in total but the cluster has 20.0%" in result.stderr
 
 
@@ -92,7 +92,7 @@ def test_unknown_algorithm_and_bad_json_are_clear_errors():
     result = _run("plan", "-a", "nope", "-i", "-", stdin=json.dumps(PROBLEM))
     assert result.returncode == 2 and "unknown algorithm 'nope'" in result.stderr
     result = _run("plan", "-a", "even", "-i", "-", stdin="{not json")
-    assert result.returncode == 2 and "problem file is not JSON" in result.stderr
+    assert result.returncode == 65 and "problem file is not JSON" in result.stderr
     with pytest.raises(InvalidProblemError, match="topologies/0/components/0/parallelism"):
         bad = json.loads(json.dumps(PROBLEM))
         bad["topologies"][0]["components"][0]["parallelism"] = 0
@@ -103,7 +103,7 @@ def test_measured_costs_naming_unknown_executors_are_rejected():
     bad = json.loads(json.dumps(PROBLEM))
     bad["topologies"][0]["executor_cpu"] = {"spout#9": 1.0}
     result = _run("plan", "-a", "even", "-i", "-", stdin=json.dumps(bad))
-    assert result.returncode == 2 and "unknown executor(s) ['spout#9']" in result.stderr
+    assert result.returncode == 65 and "unknown executor(s) ['spout#9']" in result.stderr
 
 
 def test_algorithms_lists_registered_names():

@@ -291,7 +291,7 @@ def test_cli_reports_unreachable_zookeeper(capsys):
             "0",
         ]
     )
-    assert code == 2
+    assert code == 69  # an unreachable service (scheduler_py/cli/exit_codes.py)
     assert "unreachable" in capsys.readouterr().err
 
 

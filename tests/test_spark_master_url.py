@@ -65,7 +65,7 @@ def test_aggregate_refuses_an_unreachable_master_at_once(capsys):
             "0",
         ]
     )
-    assert code == 2
+    assert code == 69  # an unreachable service (scheduler_py/cli/exit_codes.py)
     assert time.monotonic() - started < 10  # no Spark started, no minute of retries
     error = capsys.readouterr().err
     assert f"Spark master spark://127.0.0.1:{closed} unreachable (127.0.0.1:{closed}: " in error

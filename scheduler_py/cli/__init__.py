@@ -20,9 +20,18 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_py import __version__
+from scheduler_py.cli import exit_codes
+from scheduler_py.cli.cluster_options import (
+    add_monitor_root_argument,
+    add_storm_conf_arguments,
+    duration_ms,
+    duration_seconds,
+    nimbus_text,
+    resolve,
+)
 from scheduler_py.cli.logging_setup import add_log_level_argument, configure_logging
 from scheduler_py.config import ConfigValueError, keys, parse_key_values
-from scheduler_py.model.errors import SchedulingError
+from scheduler_py.model.errors import SchedulingError, UnknownAlgorithmError
 
 
 def _parse_params(items: list[str]) -> dict[str, Any]:
@@ -42,11 +51,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     configure_logging(args.log_level, args.log_file)
     registry.get(args.algorithm)  # fail fast on an unknown default
     params = {args.algorithm: _parse_params(args.param)} if args.param else {}
+    addresses = resolve(args)  # flags, $SCHEDULER_PY_*, storm.yaml
+    log = logging.getLogger(__name__)
+    log.info(
+        "ZooKeeper: %s; Nimbus: %s; monitoring root %s",
+        addresses.zookeeper or "none (declared costs)",
+        nimbus_text(addresses.nimbus) or "none (no reconfiguration controller)",
+        addresses.monitor_root,
+    )
     measured = None
-    if args.zookeeper:
+    if addresses.zookeeper:
         from scheduler_py.monitoring.measured import ZooKeeperAggregates
 
-        measured = ZooKeeperAggregates(args.zookeeper, args.monitor_root)
+        measured = ZooKeeperAggregates(addresses.zookeeper, addresses.monitor_root)
     config = RoundConfig(
         default_algorithm=args.algorithm,
         default_params=params,
@@ -55,7 +72,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     from scheduler_py.cli.operator import build_controller
 
-    controller = build_controller(args, config)
+    controller = build_controller(args, config, addresses)
     secret = None
     if controller is not None or args.require_auth_reads:
         from scheduler_py.service.auth import SecretError, ensure_secret
@@ -107,7 +124,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from scheduler_py.model.types import Problem
     from scheduler_py.scheduling.documents import plan_document
 
-    text = sys.stdin.read() if args.input == "-" else Path(args.input).read_text()
+    try:
+        text = sys.stdin.read() if args.input == "-" else Path(args.input).read_text()
+    except OSError as error:
+        raise exit_codes.CommandError(
+            f"cannot read the problem file {args.input} ({error.strerror or error}); expected a "
+            "problem JSON file (docs/algorithms.md), or - for stdin",
+            exit_codes.NO_INPUT,
+        ) from None
     document = load_document(text)
     started = time.perf_counter()
     planned = plan_document(document, args.algorithm, _parse_params(args.param))
@@ -242,23 +266,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--plan-log", help="append every decision as JSON lines to this file")
     serve.add_argument(
-        "--round-budget-ms",
-        type=float,
-        default=1500.0,
+        "--round-budget",
+        dest="round_budget_ms",
+        type=duration_ms(),
+        default=1500,
+        metavar="DURATION",
         help="time budget of a scheduling round when the shim does not send its "
-        "scheduler.brain.timeout.ms (default 1500); the shim's timeout minus 25%% otherwise",
+        "scheduler.brain.timeout.ms (default 1500ms); the shim's timeout minus 25%% otherwise",
+    )
+    serve.add_argument(  # the older name: a bare number is milliseconds
+        "--round-budget-ms", dest="round_budget_ms", type=duration_ms("ms"), help=argparse.SUPPRESS
     )
     serve.add_argument(
         "--zookeeper",
-        metavar="HOST:PORT",
+        metavar="HOST:PORT[,HOST:PORT...]",
         help="plan with measured costs: read the aggregates `scheduler-py aggregate` writes "
-        "to this ZooKeeper (default: declared costs)",
+        "to this ZooKeeper (default $SCHEDULER_PY_ZOOKEEPER, else storm.yaml's "
+        "storm.zookeeper.servers and storm.zookeeper.port; none: declared costs)",
     )
-    serve.add_argument(
-        "--monitor-root",
-        default=keys.MONITOR_ZK_ROOT.default,
-        help="ZooKeeper root of the monitoring znodes (default %(default)s)",
-    )
+    add_monitor_root_argument(serve)
+    add_storm_conf_arguments(serve)
     serve.add_argument(
         "--shim-key-file",
         help="the key the shim seals every round with (the file Nimbus's "
@@ -294,9 +321,10 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--output", "-o", help="placement JSON file (default: stdout)")
     plan.add_argument(
         "--bound-secs",
-        type=float,
+        type=duration_seconds(),
         default=10.0,
-        help="time for the upper bound on kept traffic behind `gap` (default 10)",
+        metavar="DURATION",
+        help="time for the upper bound on kept traffic behind `gap` (default 10s)",
     )
     plan.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     plan.set_defaults(func=cmd_plan)
@@ -346,15 +374,25 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; its exit status is one of :mod:`scheduler_py.cli.exit_codes`."""
     args = parse_arguments(argv)
     try:
         return args.func(args)
-    except SchedulingError as error:
-        print(f"scheduler-py {args.command}: {error}", file=sys.stderr)
-        return 2
-    except (OSError, ValueError, ConfigValueError) as error:
-        print(f"scheduler-py {args.command}: {error}", file=sys.stderr)
-        return 2
+    except exit_codes.CommandError as error:
+        status, message = error.code, error.message
+    except UnknownAlgorithmError as error:
+        status, message = exit_codes.USAGE, str(error)
+    except SchedulingError as error:  # a problem document that is invalid or cannot be placed
+        status, message = exit_codes.DATA_ERROR, str(error)
+    except ConnectionError as error:  # Nimbus, the brain: NimbusUnreachable, BrainUnreachable
+        status, message = exit_codes.UNAVAILABLE, str(error)
+    except OSError as error:
+        status, message = exit_codes.NO_INPUT, str(error)
+    except (ValueError, ConfigValueError) as error:
+        status, message = exit_codes.USAGE, str(error)
+    prefix = f"scheduler-py {args.command}: "
+    print(message if message.startswith("scheduler-py") else prefix + message, file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":

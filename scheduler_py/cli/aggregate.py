@@ -2,14 +2,19 @@
 
 ::
 
-    scheduler-py aggregate --once                        # local[1] Spark, ZooKeeper 127.0.0.1:2181
+    scheduler-py aggregate --once                        # local[1] Spark, addresses from storm.yaml
     scheduler-py aggregate --every 30s --window 60s --zookeeper zk1:2181 --nimbus nimbus:6627
     scheduler-py aggregate --once --master spark://spark-master:7077 --parquet /data/monitoring
     scheduler-py aggregate --once --reset-reference      # the next aggregate is the new reference
 
-Exit status: 0 done, 2 usage error, ZooKeeper or the Spark master unreachable. In
-``--every`` mode a failed run is logged and the next one tried; SIGTERM/SIGINT stop the
-loop after the current run.
+ZooKeeper and Nimbus: the flags, else ``$SCHEDULER_PY_ZOOKEEPER``/``$SCHEDULER_PY_NIMBUS``, else
+Storm's ``storm.yaml`` (``--storm-conf``, :mod:`scheduler_py.cli.cluster_options`), else
+127.0.0.1:2181 and 127.0.0.1:6627.
+
+Exit status (:mod:`scheduler_py.cli.exit_codes`): 0 done, 2 usage error, 69 ZooKeeper or the
+Spark master unreachable, 78 an unusable storm.yaml or ZooKeeper credential. In ``--every``
+mode a failed run is logged and the next one tried; SIGTERM/SIGINT stop the loop after the
+current run.
 """
 
 from __future__ import annotations
@@ -17,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import re
 import signal
 import sys
 import threading
@@ -25,12 +29,21 @@ import time
 from pathlib import Path
 from typing import Any
 
+from scheduler_py.cli import exit_codes
+from scheduler_py.cli.cluster_options import (
+    DEFAULT_NIMBUS,
+    DEFAULT_ZOOKEEPER,
+    add_monitor_root_argument,
+    add_storm_conf_arguments,
+    duration_ms,
+    nimbus_text,
+    resolve,
+)
 from scheduler_py.cli.logging_setup import add_log_level_argument, configure_logging
-from scheduler_py.config import ConfigValueError, keys, parse_key_values
+from scheduler_py.config import ConfigValueError, parse_key_values
 
 log = logging.getLogger(__name__)
 
-_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
 STRETCH_FACTOR = 4
 MAX_STRETCH_MS = 120_000
 """A steady topology's aggregate is at most this old (plus a run) when the brain reads it:
@@ -46,15 +59,9 @@ def max_period_ms(args: argparse.Namespace) -> int:
     return min(STRETCH_FACTOR * args.every, MAX_STRETCH_MS)
 
 
-def parse_duration(text: str) -> int:
-    """``500ms``, ``30s``, ``5m``, ``1h`` or a plain number of seconds → milliseconds."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", str(text))
-    if not match:
-        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 30s, 5m, 500ms)")
-    value = float(match.group(1)) * _UNITS_MS[match.group(2) or "s"]
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"a duration must be > 0, found {text!r}")
-    return int(value)
+parse_duration = duration_ms()
+"""``500ms``, ``30s``, ``5m``, ``1h`` or a bare number of seconds → milliseconds
+(:mod:`scheduler_py.config.durations`, the syntax of every duration flag)."""
 
 
 def _key_value(text: str) -> tuple[str, str]:
@@ -93,9 +100,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--zookeeper",
-        default="127.0.0.1:2181",
-        metavar="HOST:PORT",
-        help="(default 127.0.0.1:2181)",
+        metavar="HOST:PORT[,HOST:PORT...]",
+        help="default $SCHEDULER_PY_ZOOKEEPER, else storm.yaml's storm.zookeeper.servers and "
+        f"storm.zookeeper.port, else {DEFAULT_ZOOKEEPER}",
     )
     parser.add_argument(
         "--zookeeper-timeout",
@@ -105,11 +112,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="give up connecting to ZooKeeper, or waiting for one of its answers, after this "
         "long (default 15s)",
     )
-    parser.add_argument(
-        "--root",
-        default=keys.MONITOR_ZK_ROOT.default,
-        help="monitoring root znode (default /scheduler-py)",
-    )
+    add_monitor_root_argument(parser)
     parser.add_argument(
         "--window",
         type=parse_duration,
@@ -126,9 +129,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--nimbus",
-        metavar="HOST:PORT",
-        help="Nimbus to ask which topologies run (default $STORM_NIMBUS, else 127.0.0.1:6627); "
-        "the monitoring znodes of the others are deleted",
+        metavar="HOST:PORT[,HOST:PORT...]",
+        help="Nimbus to ask which topologies run, the leader of several (default "
+        "$SCHEDULER_PY_NIMBUS, else storm.yaml's nimbus.seeds and nimbus.thrift.port, else "
+        f"{DEFAULT_NIMBUS}); the monitoring znodes of the others are deleted",
     )
     parser.add_argument(
         "--no-cleanup",
@@ -176,19 +180,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --every: aggregate every topology on every run, steady or not",
     )
     parser.add_argument("--json", action="store_true", help="print the aggregates as JSON")
+    add_storm_conf_arguments(parser)
     add_log_level_argument(parser)
     parser.add_argument("--log-file", help="log here instead of stderr")
 
 
-def running_topologies(nimbus: str) -> set[str] | None:
-    """Topology ids Nimbus lists, or ``None`` (with a warning) when it does not answer."""
-    from scheduler_py.nimbus import NimbusCtl, parse_hostport
+def running_topologies(nimbus: tuple[tuple[str, int], ...]) -> set[str] | None:
+    """Topology ids the (leader) Nimbus lists, or ``None`` (with a warning) when it does not
+    answer."""
+    from scheduler_py.nimbus import NimbusCtl
 
-    host, port = parse_hostport(nimbus)
     try:
-        summary = NimbusCtl(host, port, timeout_ms=5000).cluster_summary()
+        summary = NimbusCtl.of(nimbus, timeout_ms=5000).cluster_summary()
     except Exception as error:
-        log.warning("Nimbus %s did not answer (%s): no topology cleanup this run", nimbus, error)
+        log.warning(
+            "Nimbus %s did not answer (%s): no topology cleanup this run",
+            nimbus_text(nimbus),
+            error,
+        )
         return None
     return {t["id"] for t in summary["topologies"]}
 
@@ -250,34 +259,43 @@ def run(args: argparse.Namespace) -> int:
     from scheduler_py.monitoring.masters import unreachable_master
     from scheduler_py.monitoring.spark import spark_session
     from scheduler_py.monitoring.zk import MonitorStore, connect
-    from scheduler_py.nimbus import default_nimbus
+    from scheduler_py.monitoring.zk_acl import CredentialError
 
     if args.retention < args.window:
         print("scheduler-py aggregate: --retention must be >= --window", file=sys.stderr)
-        return 2
+        return exit_codes.USAGE
     from scheduler_py.monitoring import priority
 
     try:
         wanted = priority.Priority(args.nice, args.cpu_weight or None, args.cpu_quota)
     except ValueError as error:
         print(f"scheduler-py aggregate: {error}", file=sys.stderr)
-        return 2
+        return exit_codes.USAGE
+    addresses = resolve(args)
+    zookeeper = addresses.zookeeper or DEFAULT_ZOOKEEPER
     problem = unreachable_master(args.master)
     if problem:
         print(f"scheduler-py aggregate: {problem}", file=sys.stderr)
-        return 2
+        return exit_codes.UNAVAILABLE
     try:
-        client = connect(args.zookeeper, timeout=args.zookeeper_timeout / 1000.0)
+        client = connect(zookeeper, timeout=args.zookeeper_timeout / 1000.0)
     except KazooTimeoutError:
-        print(f"scheduler-py aggregate: ZooKeeper {args.zookeeper} unreachable", file=sys.stderr)
-        return 2
+        print(
+            f"scheduler-py aggregate: ZooKeeper {zookeeper} unreachable; pass --zookeeper "
+            "HOST:PORT or --storm-conf (storm.yaml's storm.zookeeper.servers)",
+            file=sys.stderr,
+        )
+        return exit_codes.UNAVAILABLE
+    except CredentialError as error:
+        print(f"scheduler-py aggregate: {error}", file=sys.stderr)
+        return exit_codes.CONFIG
     stop = threading.Event()
     previous = {}
     if args.every and threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGINT):
             previous[sig] = signal.signal(sig, lambda *_: stop.set())
     try:
-        store = MonitorStore(client, args.root, args.zookeeper_timeout / 1000.0)
+        store = MonitorStore(client, addresses.monitor_root, args.zookeeper_timeout / 1000.0)
         applied = priority.apply(wanted)  # before the Spark JVM starts: it inherits both
         if applied:
             log.info("aggregation runs at a lower CPU priority: %s", "; ".join(applied))
@@ -293,7 +311,9 @@ def run(args: argparse.Namespace) -> int:
                 max_period_ms=max_period_ms(args),
             ),
         )
-        nimbus = None if args.no_cleanup else (args.nimbus or default_nimbus())
+        nimbus = None
+        if not args.no_cleanup:
+            nimbus = addresses.nimbus or resolve_default_nimbus()
         runs = 0
         reset = args.reset_reference
         while True:
@@ -307,10 +327,10 @@ def run(args: argparse.Namespace) -> int:
                 # next run reads everything again; nothing aggregated before is lost
                 if not args.every:
                     print(f"scheduler-py aggregate: ZooKeeper failed: {error!r}", file=sys.stderr)
-                    return 2
+                    return exit_codes.UNAVAILABLE
                 log.warning(
                     "aggregation run skipped: ZooKeeper %s failed (%s); trying again in %d ms",
-                    args.zookeeper,
+                    zookeeper,
                     type(error).__name__,
                     args.every,
                 )
@@ -330,6 +350,12 @@ def run(args: argparse.Namespace) -> int:
             signal.signal(sig, handler)
         client.stop()
         client.close()
+
+
+def resolve_default_nimbus() -> tuple[tuple[str, int], ...]:
+    from scheduler_py.nimbus import parse_addresses
+
+    return parse_addresses(DEFAULT_NIMBUS, 6627)
 
 
 def main(argv: list[str] | None = None) -> int:

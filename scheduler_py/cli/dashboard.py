@@ -16,8 +16,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from scheduler_py.cli.cluster_options import (
+    add_monitor_root_argument,
+    add_storm_conf_arguments,
+    resolve,
+)
+from scheduler_py.cli.exit_codes import CONFIG, CommandError
 from scheduler_py.cli.logging_setup import add_log_level_argument, configure_logging
-from scheduler_py.config import keys
 from scheduler_py.scheduling.dashboard_ports import SourceUnavailable
 from scheduler_py.scheduling.interfaces import OperatorError
 
@@ -102,7 +107,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8627, help="port (default 8627)")
     parser.add_argument(
-        "--brain", default="127.0.0.1:9627", metavar="HOST:PORT", help="the brain's address"
+        "--brain",
+        metavar="HOST:PORT",
+        help="the brain's address (default $SCHEDULER_PY_BRAIN, else storm.yaml's "
+        "scheduler.brain.host and scheduler.brain.port, else 127.0.0.1:9627)",
     )
     parser.add_argument(
         "--token-file",
@@ -123,9 +131,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--plan-log", help="the brain's plan log (serve --plan-log)")
     parser.add_argument(
-        "--zookeeper", metavar="HOST:PORT", help="read measured aggregates from this ZooKeeper"
+        "--zookeeper",
+        metavar="HOST:PORT[,HOST:PORT...]",
+        help="read measured aggregates from this ZooKeeper (default $SCHEDULER_PY_ZOOKEEPER, "
+        "else storm.yaml's storm.zookeeper.servers; none: no measured costs shown)",
     )
-    parser.add_argument("--monitor-root", default=keys.MONITOR_ZK_ROOT.default)
+    add_monitor_root_argument(parser)
+    add_storm_conf_arguments(parser)
     parser.add_argument("--log-file", help="log here instead of stderr")
     add_log_level_argument(parser)
 
@@ -136,10 +148,12 @@ def run(args: argparse.Namespace) -> int:
         from scheduler_py.dashboard.app import create_app
         from scheduler_py.dashboard.server import serve
     except ImportError as error:
-        raise SystemExit(
+        raise CommandError(
             f"scheduler-py dashboard: {error}; expected Flask and waitress: "
-            "pip install 'scheduler-py[dashboard]'"
+            "pip install 'scheduler-py[dashboard]'",
+            CONFIG,
         ) from None
+    addresses = resolve(args)  # flags, $SCHEDULER_PY_*, storm.yaml
     from scheduler_py.dashboard.planlog import PlanLogFile
     from scheduler_py.dashboard.prefetch import DEFAULT_PERIOD
     from scheduler_py.dashboard.sources import Sources
@@ -157,14 +171,14 @@ def run(args: argparse.Namespace) -> int:
         except TokenError as error:
             raise SystemExit(f"scheduler-py dashboard: {error}") from None
     aggregates = None
-    if args.zookeeper:
+    if addresses.zookeeper:
         from scheduler_py.monitoring.measured import ZooKeeperAggregates
 
-        aggregates = ZooKeeperAggregates(args.zookeeper, args.monitor_root)
+        aggregates = ZooKeeperAggregates(addresses.zookeeper, addresses.monitor_root)
     from scheduler_py.dashboard.limits import WHATIF_BUDGET_SECS
 
     brain = ThriftBrain(
-        args.brain,
+        addresses.brain,
         _secret_reader(args.secret_file),
         dry_run_timeout_ms=int(WHATIF_BUDGET_SECS * 1000) + 5000,
     )

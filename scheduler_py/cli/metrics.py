@@ -1,4 +1,9 @@
-"""``scheduler-py metrics TOPOLOGY``: the latest aggregate of a running topology as tables."""
+"""``scheduler-py metrics TOPOLOGY``: the latest aggregate of a running topology as tables.
+
+ZooKeeper and Nimbus as every command finds them (:mod:`scheduler_py.cli.cluster_options`:
+flags, ``$SCHEDULER_PY_*``, storm.yaml). Exit status (:mod:`scheduler_py.cli.exit_codes`): 0
+shown, 1 no aggregate yet, 2 usage or no such topology, 69 ZooKeeper or Nimbus unreachable.
+"""
 
 from __future__ import annotations
 
@@ -8,19 +13,44 @@ import time
 
 from kazoo.handlers.threading import KazooTimeoutError
 
+from scheduler_py.cli import exit_codes
+from scheduler_py.cli.cluster_options import (
+    DEFAULT_NIMBUS,
+    DEFAULT_ZOOKEEPER,
+    add_monitor_root_argument,
+    add_storm_conf_arguments,
+    duration_seconds,
+    resolve,
+)
 from scheduler_py.monitoring.show import render
-from scheduler_py.monitoring.zk import DEFAULT_ROOT, MonitorStore, connect
-from scheduler_py.nimbus import NimbusCtl, parse_hostport
+from scheduler_py.monitoring.zk import MonitorStore, connect
+from scheduler_py.nimbus import NimbusCtl, parse_addresses
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The options of ``scheduler-py metrics``."""
     parser = argparse.ArgumentParser(prog="scheduler-py metrics")
     parser.add_argument("topology", help="topology name or id")
-    parser.add_argument("--nimbus", default="127.0.0.1:6627", help="HOST:PORT of Nimbus")
-    parser.add_argument("--zookeeper", default="127.0.0.1:2181", help="HOST:PORT")
-    parser.add_argument("--root", default=DEFAULT_ROOT, help="znode root of the monitoring")
     parser.add_argument(
-        "--wait", type=float, default=0.0, help="wait up to this many seconds for an aggregate"
+        "--nimbus",
+        metavar="HOST:PORT[,HOST:PORT...]",
+        help="Nimbus, the leader of several (default $SCHEDULER_PY_NIMBUS, else storm.yaml's "
+        f"nimbus.seeds and nimbus.thrift.port, else {DEFAULT_NIMBUS})",
+    )
+    parser.add_argument(
+        "--zookeeper",
+        metavar="HOST:PORT[,HOST:PORT...]",
+        help="default $SCHEDULER_PY_ZOOKEEPER, else storm.yaml's storm.zookeeper.servers and "
+        f"storm.zookeeper.port, else {DEFAULT_ZOOKEEPER}",
+    )
+    add_monitor_root_argument(parser)
+    add_storm_conf_arguments(parser)
+    parser.add_argument(
+        "--wait",
+        type=duration_seconds(allow_zero=True),
+        default=0.0,
+        metavar="DURATION",
+        help="wait up to this long for an aggregate (e.g. 2m; a bare number is seconds)",
     )
     parser.add_argument(
         "--min-windows",
@@ -41,23 +71,31 @@ def main(argv: list[str] | None = None) -> int:
         help="with --wait: wait for an aggregate whose window starts at or after this epoch "
         "time (ms), i.e. measured only after it",
     )
-    args = parser.parse_args(argv)
-    host, port = parse_hostport(args.nimbus)
-    topology_id = NimbusCtl(host, port).find_topology_id(args.topology)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    addresses = resolve(args)
+    nimbus = addresses.nimbus or parse_addresses(DEFAULT_NIMBUS, 6627)
+    zookeeper = addresses.zookeeper or DEFAULT_ZOOKEEPER
+    topology_id = NimbusCtl.of(nimbus).find_topology_id(args.topology)
     if topology_id is None:
         print(f"scheduler-py metrics: no running topology {args.topology!r}", file=sys.stderr)
-        return 2
+        return exit_codes.USAGE
     try:
-        client = connect(args.zookeeper)
+        client = connect(zookeeper)
     except KazooTimeoutError:
         print(
-            f"scheduler-py metrics: cannot reach ZooKeeper at {args.zookeeper} (no connection "
-            "within 10 s); pass --zookeeper HOST:PORT (storm.yaml's storm.zookeeper.servers)",
+            f"scheduler-py metrics: cannot reach ZooKeeper at {zookeeper} (no connection "
+            "within 10 s); pass --zookeeper HOST:PORT or --storm-conf (storm.yaml's "
+            "storm.zookeeper.servers)",
             file=sys.stderr,
         )
-        return 2
+        return exit_codes.UNAVAILABLE
+    root = addresses.monitor_root
     try:
-        store = MonitorStore(client, args.root)
+        store = MonitorStore(client, root)
         deadline = time.monotonic() + args.wait
         document = store.read_aggregate(topology_id)
         while time.monotonic() < deadline and not _wanted(document, args):
@@ -68,12 +106,12 @@ def main(argv: list[str] | None = None) -> int:
         client.close()
     if document is None:
         print(
-            f"scheduler-py metrics: no aggregate for {topology_id} under {args.root}/aggregate; "
+            f"scheduler-py metrics: no aggregate for {topology_id} under {root}/aggregate; "
             f"is the worker monitor enabled (deploy/monitor.yaml) and `scheduler-py aggregate` "
             f"running?",
             file=sys.stderr,
         )
-        return 1
+        return exit_codes.FAILED
     if not _wanted(document, args):
         print(
             f"NOTE: this aggregate is not the one waited for ({_shortfall(document, args)}): "

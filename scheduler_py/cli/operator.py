@@ -11,29 +11,37 @@ controller and the history)::
     scheduler-py trigger pause [--topology wordcount]  # the automatic trigger leaves it alone
     scheduler-py trigger resume                        # ... until resumed (resume: all pauses)
 
-The brain's address is ``--brain HOST:PORT``, else ``$SCHEDULER_BRAIN``, else
+The brain's address is ``--brain HOST:PORT``, else ``$SCHEDULER_PY_BRAIN`` (the older
+``$SCHEDULER_BRAIN`` still works, with a warning), else storm.yaml's ``scheduler.brain.host``
+and ``scheduler.brain.port`` (``--storm-conf``), else
 ``127.0.0.1:9627``. A ``replan`` that applies a plan, and ``trigger``, carry the operator secret
 (``scheduler_py/service/auth.py``: ``$SCHEDULER_PY_SECRET``, ``--secret-file``, or the file
 the brain created at its first start), sent only once the brain proved it holds it
 (``scheduler_py/service/client.py``). Exit status: 0 done (or nothing to do), 1 the brain
-refused or the reconfiguration did not complete, 2 usage.
+refused or the reconfiguration did not complete, 2 usage, 69 the brain unreachable, 78 no
+usable operator secret (:mod:`scheduler_py.cli.exit_codes`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from scheduler_py.cli.cluster_options import (
+    Addresses,
+    add_storm_conf_arguments,
+    duration_seconds,
+    resolve,
+)
+from scheduler_py.cli.exit_codes import CONFIG, UNAVAILABLE, CommandError
 from scheduler_py.config import parse_key_values
 from scheduler_py.reconfig.history import TERMINAL
 from scheduler_py.service.auth import SECRET_ENV, SecretError, load_secret, secret_file
 from scheduler_py.service.client import (
-    DEFAULT_BRAIN,
     BrainNotProven,
     BrainUnreachable,
     call_brain,
@@ -46,9 +54,11 @@ def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
     group = serve.add_argument_group("reconfiguration (adaptive re-scheduling)")
     group.add_argument(
         "--nimbus",
-        metavar="HOST:PORT",
-        help="Nimbus Thrift address; switches the reconfiguration controller on (it "
-        "deactivates/activates topologies around a re-assignment)",
+        metavar="HOST:PORT[,HOST:PORT...]",
+        help="Nimbus Thrift address, or several (the leader is used); switches the "
+        "reconfiguration controller on (it deactivates/activates topologies around a "
+        "re-assignment). Default $SCHEDULER_PY_NIMBUS, else storm.yaml's nimbus.seeds and "
+        "nimbus.thrift.port; none: no controller",
     )
     group.add_argument(
         "--state-dir",
@@ -72,49 +82,73 @@ def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
         "~/.config/scheduler-py/operator.secret)",
     )
     group.add_argument(
-        "--reconfig-check-secs",
-        type=float,
+        "--reconfig-check",
+        dest="reconfig_check_secs",
+        type=duration_seconds(),
         default=10.0,
-        help="how often the trigger looks at every topology (default 10)",
+        metavar="DURATION",
+        help="how often the trigger looks at every topology (default 10s)",
+    )
+    group.add_argument(  # the older name (a bare number is seconds either way)
+        "--reconfig-check-secs",
+        dest="reconfig_check_secs",
+        type=duration_seconds(),
+        help=argparse.SUPPRESS,
     )
 
 
-def build_controller(args: argparse.Namespace, planner: Any) -> Any:
-    """The controller ``serve`` runs, or ``None`` without ``--nimbus``."""
-    if not args.nimbus:
+def build_controller(
+    args: argparse.Namespace, planner: Any, addresses: Addresses | None = None
+) -> Any:
+    """The controller ``serve`` runs, or ``None`` without a Nimbus (``addresses``: where
+    :func:`~scheduler_py.cli.cluster_options.resolve` found the cluster; default: the flags
+    alone)."""
+    if addresses is None:
+        addresses = _flag_addresses(args)
+    if not addresses.nimbus:
         return None
-    from scheduler_py.nimbus import NimbusCtl, parse_hostport
+    from scheduler_py.nimbus import NimbusCtl
     from scheduler_py.reconfig.controller import Controller
     from scheduler_py.reconfig.history import History, default_state_dir
     from scheduler_py.reconfig.trigger import TriggerConfig
 
     overrides = parse_key_values(args.reconfig, "--reconfig")
     trigger = TriggerConfig().with_overrides(overrides, "--reconfig")
-    host, port = parse_hostport(args.nimbus)
     # never in memory once Nimbus can be told to deactivate a topology (reconfig/history.py)
     directory = Path(args.state_dir) if args.state_dir else default_state_dir()
     try:
         history = History(directory)
     except OSError as error:
-        raise SystemExit(
-            f"scheduler-py serve: cannot keep the reconfiguration history in {directory} "
-            f"({error}); expected a writable directory: pass --state-dir DIR"
+        raise CommandError(
+            f"cannot keep the reconfiguration history in {directory} "
+            f"({error}); expected a writable directory: pass --state-dir DIR",
+            CONFIG,
         ) from None
     live = references = None
-    if args.zookeeper:
+    if addresses.zookeeper:
         from scheduler_py.monitoring.links import ZooKeeperLink
 
-        link = ZooKeeperLink(args.zookeeper, args.monitor_root)
+        link = ZooKeeperLink(addresses.zookeeper, addresses.monitor_root)
         live, references = link.live, link.write_reference
     return Controller(
         planner,
         trigger,
         history,
-        NimbusCtl(host, port),
+        NimbusCtl.of(addresses.nimbus),
         live=live,
         references=references,
         check_secs=args.reconfig_check_secs,
     )
+
+
+def _flag_addresses(args: argparse.Namespace) -> Addresses:
+    """The addresses the flags give, with no storm.yaml nor environment."""
+    from scheduler_py.config import keys
+    from scheduler_py.nimbus import parse_addresses
+
+    nimbus = parse_addresses(args.nimbus, 6627) if getattr(args, "nimbus", None) else ()
+    root = getattr(args, "monitor_root", None) or keys.MONITOR_ZK_ROOT.default
+    return Addresses(getattr(args, "zookeeper", None), nimbus, "", root)
 
 
 # -- the brain client -------------------------------------------------------------------
@@ -134,9 +168,10 @@ def _call(
         print(f"scheduler-py {method}: {error}", file=sys.stderr)
         raise SystemExit(1) from None
     except BrainUnreachable as error:
-        raise SystemExit(
-            f"scheduler-py: cannot reach the brain at {address} ({error}); is `scheduler-py "
-            "serve` running there (with --nimbus for reconfiguration)? --brain HOST:PORT"
+        raise CommandError(
+            f"cannot reach the brain at {address} ({error}); is `scheduler-py "
+            "serve` running there (with --nimbus for reconfiguration)? --brain HOST:PORT",
+            UNAVAILABLE,
         ) from None
     except wire().BrainError as error:
         print(f"scheduler-py {method}: the brain refused: {error.message}", file=sys.stderr)
@@ -235,10 +270,19 @@ def _secret_option(parser: argparse.ArgumentParser) -> None:
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--brain",
-        default=os.environ.get("SCHEDULER_BRAIN", DEFAULT_BRAIN),
-        help="the brain's HOST:PORT (default $SCHEDULER_BRAIN or 127.0.0.1:9627)",
+        metavar="HOST:PORT",
+        help="the brain's address (default $SCHEDULER_PY_BRAIN, else storm.yaml's "
+        "scheduler.brain.host and scheduler.brain.port, else 127.0.0.1:9627)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_storm_conf_arguments(parser)
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """``argv`` parsed, with ``--brain`` resolved (flag, environment, storm.yaml)."""
+    args = parser.parse_args(argv)
+    args.brain = resolve(args).brain
+    return args
 
 
 def replan_main(argv: list[str]) -> int:
@@ -252,10 +296,16 @@ def replan_main(argv: list[str]) -> int:
     parser.add_argument(
         "--no-wait", action="store_true", help="return once the reconfiguration has started"
     )
-    parser.add_argument("--timeout", type=float, default=600, help="seconds to follow it")
+    parser.add_argument(
+        "--timeout",
+        type=duration_seconds(),
+        default=600.0,
+        metavar="DURATION",
+        help="how long to follow it (default 10m)",
+    )
     _secret_option(parser)
     _common(parser)
-    args = parser.parse_args(argv)
+    args = _parse(parser, argv)
     secret = "" if args.dry_run else _operator_secret(args.secret_file)
     report = json.loads(
         _call(
@@ -284,13 +334,14 @@ def _operator_secret(explicit_file: str | None, command: str = "replan") -> str:
     try:
         secret = load_secret(explicit_file)
     except SecretError as error:
-        raise SystemExit(f"scheduler-py {command}: {error}") from None
+        raise CommandError(f"scheduler-py {command}: {error}", CONFIG) from None
     if secret is None:
-        raise SystemExit(
+        raise CommandError(
             f"scheduler-py {command}: no operator secret found: expected ${SECRET_ENV} or the "
             f"file {secret_file(explicit_file)}, which `scheduler-py serve` creates at its first "
             "start; run this on the brain's host as the brain's user, or pass --secret-file PATH"
-            + (" (--dry-run needs none)" if command == "replan" else "")
+            + (" (--dry-run needs none)" if command == "replan" else ""),
+            CONFIG,
         )
     return secret.value
 
@@ -328,7 +379,7 @@ def history_main(argv: list[str]) -> int:
     )
     _secret_option(parser)  # for a brain that answers reads only with it (--require-auth-reads)
     _common(parser)
-    args = parser.parse_args(argv)
+    args = _parse(parser, argv)
     if args.state_dir:
         from scheduler_py.reconfig.history import History
 
@@ -370,7 +421,7 @@ def trigger_main(argv: list[str]) -> int:
     parser.add_argument("--topology", "-t", default="", help="topology name (or id)")
     _secret_option(parser)
     _common(parser)
-    args = parser.parse_args(argv)
+    args = _parse(parser, argv)
     secret = _operator_secret(args.secret_file, "trigger")
     paused = args.action == "pause"
     state = json.loads(_call(args.brain, "set_trigger_paused", paused, args.topology, secret))

@@ -9,13 +9,16 @@ from scheduler_py.nimbus.client import (
     default_nimbus,
     parse_hostport,
 )
+from scheduler_py.nimbus.leader import NimbusLeaderNotFound, parse_addresses
 
 __all__ = [
     "ExecutorRun",
     "NimbusCtl",
+    "NimbusLeaderNotFound",
     "NimbusUnreachable",
     "SupervisorState",
     "TopologyState",
     "default_nimbus",
+    "parse_addresses",
     "parse_hostport",
 ]

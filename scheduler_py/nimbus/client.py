@@ -3,14 +3,16 @@ executors, and the activate / deactivate / rebalance / kill controls.
 
 It speaks Storm's own protocol with thriftpy2 and our subset of Storm's IDL
 (``scheduler_py/nimbus/nimbus.thrift``), so the brain needs neither streamparse nor a Storm
-installation. Every call opens a fresh connection (Nimbus may restart under us).
+installation. Every call opens a fresh connection (Nimbus may restart under us). Given several seeds
+(``nimbus.seeds``), each call goes to the leader Nimbus (:mod:`scheduler_py.nimbus.leader`).
 :class:`NimbusCtl` implements :class:`~scheduler_py.scheduling.interfaces.TopologyControl`.
 """
 
 from __future__ import annotations
 
 import json
-import os
+import logging
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from importlib import resources
@@ -18,7 +20,11 @@ from types import ModuleType
 
 import thriftpy2
 
+from scheduler_py.config import env
+from scheduler_py.nimbus.leader import Address, LeaderAnswer, find_leader, seed_order
 from scheduler_py.nimbus.supervisor_sync import sync_supervisor
+
+log = logging.getLogger(__name__)
 
 DEFAULT_NIMBUS = "127.0.0.1:6627"
 
@@ -42,9 +48,9 @@ def parse_hostport(text: str) -> tuple[str, int]:
 
 
 def default_nimbus() -> str:
-    """``$STORM_NIMBUS``, else ``$STREAMPARSE_NIMBUS``, else 127.0.0.1:6627."""
-    env = os.environ
-    return env.get("STORM_NIMBUS") or env.get("STREAMPARSE_NIMBUS") or DEFAULT_NIMBUS
+    """``$SCHEDULER_PY_NIMBUS`` (or its deprecated aliases, :data:`scheduler_py.config.env.NIMBUS`),
+    else 127.0.0.1:6627."""
+    return env.NIMBUS.get() or DEFAULT_NIMBUS
 
 
 ALL_TIME = ":all-time"
@@ -96,29 +102,71 @@ class NimbusUnreachable(ConnectionError):
 class NimbusCtl:
     """A few Nimbus calls, each on a fresh connection (Nimbus may restart under us)."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 6627, timeout_ms: int = 10000):
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 6627,
+        timeout_ms: int = 10000,
+        seeds: Sequence[Address] = (),
+    ):
+        """One Nimbus at ``host:port``; or, with two or more ``seeds``, whichever of them
+        leads at the time of each call (``host:port`` is then the first seed)."""
+        if len(seeds) > 0:
+            host, port = seeds[0]
         self.host, self.port, self.timeout_ms = host, port, timeout_ms
+        self.seeds: tuple[Address, ...] = tuple(seeds)
+        self._leader: Address | None = None
 
-    def _client(self):
+    @classmethod
+    def of(cls, addresses: Sequence[Address], timeout_ms: int = 10000) -> NimbusCtl:
+        """The client of one Nimbus, or of the leader among several seeds."""
+        return cls(timeout_ms=timeout_ms, seeds=addresses)
+
+    def address(self) -> Address:
+        """Where the next call goes: the one Nimbus, or the leader the seeds name now."""
+        if len(self.seeds) < 2:
+            return self.host, self.port
+        leader, notes = find_leader(seed_order(self.seeds, self._leader), self._ask_leader)
+        if leader != self._leader:
+            log.info("Nimbus leader: %s:%d%s", *leader, f" ({'; '.join(notes)})" if notes else "")
+            self._leader = leader
+        return leader
+
+    def _ask_leader(self, seed: Address) -> LeaderAnswer:
+        """Storm's ``Nimbus.getLeader`` on one seed."""
+        client = self._client_at(seed)
+        try:
+            summary = client.getLeader()
+        finally:
+            client.close()
+        if summary is None or not summary.host or not summary.port:
+            return LeaderAnswer(None)
+        return LeaderAnswer((summary.host, summary.port))
+
+    def _client_at(self, address: Address):
         from thriftpy2.protocol import TBinaryProtocolFactory
         from thriftpy2.rpc import make_client
         from thriftpy2.transport import TFramedTransportFactory, TTransportException
 
+        host, port = address
         try:
             return make_client(
                 nimbus_idl().Nimbus,
-                host=self.host,
-                port=self.port,
+                host=host,
+                port=port,
                 proto_factory=TBinaryProtocolFactory(),
                 trans_factory=TFramedTransportFactory(),
                 timeout=self.timeout_ms,
             )
         except TTransportException as error:
             raise NimbusUnreachable(
-                f"cannot reach Nimbus at {self.host}:{self.port} ({error.message}); is it "
+                f"cannot reach Nimbus at {host}:{port} ({error.message}); is it "
                 "running there? Pass --nimbus HOST:PORT (storm.yaml's nimbus.seeds and "
                 "nimbus.thrift.port)"
             ) from error
+
+    def _client(self):
+        return self._client_at(self.address())
 
     def _call(self, method: str, *args):
         client = self._client()
@@ -300,8 +348,9 @@ class NimbusCtl:
     def sync_supervisor(self, supervisor_id: str, host: str, port: int) -> None:
         """Forward Nimbus's assignments of ``supervisor_id`` to it now
         (:func:`~scheduler_py.nimbus.supervisor_sync.sync_supervisor`)."""
+        nimbus_host, nimbus_port = self.address()
         sync_supervisor(
-            self.host, self.port, supervisor_id, host, port, timeout_secs=self.timeout_ms / 1000
+            nimbus_host, nimbus_port, supervisor_id, host, port, timeout_secs=self.timeout_ms / 1000
         )
 
     def assignment(self, name: str) -> frozenset[tuple[int, int, str, int]] | None:

@@ -148,6 +148,7 @@ service Nimbus {
   void rebalance(1: string name, 2: RebalanceOptions options)
     throws (1: NotAliveException e, 2: InvalidTopologyException ite, 3: AuthorizationException aze);
   ClusterSummary getClusterInfo() throws (1: AuthorizationException aze);
+  NimbusSummary getLeader() throws (1: AuthorizationException aze);
   TopologyInfo getTopologyInfo(1: string id)
     throws (1: NotAliveException e, 2: AuthorizationException aze);
   TopologyInfo getTopologyInfoWithOpts(1: string id, 2: GetInfoOptions options)

@@ -1,0 +1,128 @@
+"""The cluster addresses of every command that talks to the cluster: ``--storm-conf`` and the
+flags that override it (docs/configuration.md, "Cluster addresses from storm.yaml").
+
+Each address comes from the first of: its flag (``--zookeeper``, ``--nimbus``, ``--brain``,
+``--monitor-root``), its ``SCHEDULER_PY_*`` variable (:mod:`scheduler_py.config.env`), Storm's
+``storm.yaml`` (:mod:`scheduler_py.config.storm_conf`), the command's own default. The flags'
+argparse defaults are ``None`` so that "not given" can be told from "given the default".
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from dataclasses import dataclass
+
+from scheduler_py.cli.exit_codes import CONFIG, USAGE, CommandError
+from scheduler_py.config import env, keys, storm_conf
+from scheduler_py.config.durations import DurationError, parse_ms, parse_seconds
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ZOOKEEPER = "127.0.0.1:2181"
+DEFAULT_NIMBUS = "127.0.0.1:6627"
+DEFAULT_BRAIN = f"127.0.0.1:{keys.BRAIN_PORT.default}"
+
+
+def add_storm_conf_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--storm-conf PATH`` and ``--no-storm-conf``."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--storm-conf",
+        metavar="PATH",
+        help="Storm's storm.yaml, or its conf directory, for the ZooKeeper servers, the Nimbus "
+        "seeds, the brain's address and the monitoring root (default $STORM_CONF_DIR/"
+        "storm.yaml, else $STORM_HOME/conf/storm.yaml, when one exists); flags override it",
+    )
+    group.add_argument(
+        "--no-storm-conf",
+        action="store_true",
+        help="read no storm.yaml: only flags, $SCHEDULER_PY_* and the defaults",
+    )
+
+
+def add_monitor_root_argument(parser: argparse.ArgumentParser) -> None:
+    """``--monitor-root`` (and the older ``--root``, kept as a hidden alias)."""
+    parser.add_argument(
+        "--monitor-root",
+        dest="monitor_root",
+        metavar="ZNODE",
+        help="ZooKeeper root of the monitoring znodes (default storm.yaml's "
+        f"{keys.MONITOR_ZK_ROOT.name}, else {keys.MONITOR_ZK_ROOT.default})",
+    )
+    parser.add_argument("--root", dest="monitor_root", help=argparse.SUPPRESS)
+
+
+def load_storm_conf(args: argparse.Namespace) -> storm_conf.StormConf:
+    """The ``storm.yaml`` the arguments name or the environment points at (once per
+    ``args``); a :class:`CommandError` (exit :data:`CONFIG`) when it cannot be used."""
+    cached = getattr(args, "_storm_conf", None)
+    if cached is not None:
+        return cached
+    if getattr(args, "no_storm_conf", False):
+        conf = storm_conf.NO_STORM_CONF
+    else:
+        try:
+            conf = storm_conf.load(getattr(args, "storm_conf", None))
+        except storm_conf.StormConfError as error:
+            raise CommandError(str(error), CONFIG) from None
+        if conf.path is not None:
+            log.info("cluster addresses from %s (flags override it)", conf.path)
+    args._storm_conf = conf
+    return conf
+
+
+@dataclass(frozen=True)
+class Addresses:
+    """Where a command finds the cluster; ``None``: nowhere given (the command decides)."""
+
+    zookeeper: str | None
+    nimbus: tuple[tuple[str, int], ...]
+    brain: str
+    monitor_root: str
+
+
+def resolve(args: argparse.Namespace) -> Addresses:
+    """Flags, then ``SCHEDULER_PY_*``, then storm.yaml (:func:`load_storm_conf`)."""
+    from scheduler_py.nimbus.leader import parse_addresses
+
+    conf = load_storm_conf(args)
+    zookeeper = getattr(args, "zookeeper", None) or env.ZOOKEEPER.get() or conf.zookeeper()
+    nimbus_text = getattr(args, "nimbus", None) or env.NIMBUS.get()
+    try:
+        nimbus = parse_addresses(nimbus_text, storm_conf.NIMBUS_THRIFT_PORT) if nimbus_text else ()
+    except ValueError as error:
+        raise CommandError(f"--nimbus: {error}", USAGE) from None
+    brain = getattr(args, "brain", None) or env.BRAIN.get() or conf.brain() or DEFAULT_BRAIN
+    root = getattr(args, "monitor_root", None) or conf.monitor_root or keys.MONITOR_ZK_ROOT.default
+    return Addresses(zookeeper, nimbus or conf.nimbus(), brain, root)
+
+
+def nimbus_text(addresses: tuple[tuple[str, int], ...]) -> str:
+    return ",".join(f"{host}:{port}" for host, port in addresses)
+
+
+def duration_ms(bare_unit: str = "s", allow_zero: bool = False):
+    """An argparse type: a duration (:mod:`scheduler_py.config.durations`) in milliseconds."""
+
+    def convert(text: str) -> int:
+        try:
+            return parse_ms(text, bare_unit=bare_unit, allow_zero=allow_zero)
+        except DurationError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    convert.__name__ = "duration"
+    return convert
+
+
+def duration_seconds(bare_unit: str = "s", allow_zero: bool = False):
+    """An argparse type: a duration in seconds (a float)."""
+
+    def convert(text: str) -> float:
+        try:
+            return parse_seconds(text, bare_unit=bare_unit, allow_zero=allow_zero)
+        except DurationError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    convert.__name__ = "duration"
+    return convert
