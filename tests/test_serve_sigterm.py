@@ -18,7 +18,7 @@ from thriftpy2.rpc import make_client
 from thriftpy2.transport import TFramedTransportFactory
 from thriftpy2.utils import serialize
 
-from scheduler_py.service.shim_auth import ensure_key
+from scheduler_py.service.shim_auth import ensure_key, open_reply
 from scheduler_py.service.wire import wire
 from tests.snapshots import snapshot, supervisor, wordcount
 
@@ -85,7 +85,7 @@ def test_sigterm_flushes_the_plan_log_and_exits_cleanly(tmp_path):
             value = snapshot([supervisor("sup-a", (6700, 6701))], [wordcount()], round_)
             value.timestamp_ms = int(time.time() * 1000)
             sealed = serialize(value, TBinaryProtocolFactory())
-            reply = client.schedule(None, sealed, key.mac(sealed))
+            reply = open_reply(client.schedule(None, sealed, key.mac(sealed)), key, key.mac(sealed))
             assert reply.plans, f"round {round_}: no plan"
         client.close()
         process.send_signal(signal.SIGTERM)  # right after the replies: lines may still be queued

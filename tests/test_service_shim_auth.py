@@ -16,7 +16,7 @@ from thriftpy2.utils import serialize
 from scheduler_py.scheduling.round import RoundConfig
 from scheduler_py.service.client import brain_client
 from scheduler_py.service.server import BrainHandler
-from scheduler_py.service.shim_auth import CONTEXT, ShimAuth, ShimKey, ensure_key
+from scheduler_py.service.shim_auth import CONTEXT, ShimAuth, ShimKey, ensure_key, open_reply
 from scheduler_py.service.wire import wire
 from tests.brain_server import serve_brain
 from tests.snapshots import snapshot, supervisor, wordcount
@@ -105,7 +105,7 @@ def test_a_tampered_sealed_snapshot_is_refused(brain):
 def test_the_shims_sealed_round_feeds_the_controller_once_and_a_replay_is_refused(brain):
     client, controller, _ = brain
     data, mac = _sealed(_round(7))
-    reply = client.schedule(None, data, mac)
+    reply = open_reply(client.schedule(None, data, mac), KEY, mac)  # sealed for this round
     assert reply.plans[0].decision == wire().Decision.PLACE
     assert controller.calls == ["armed", "observe_round 7"]
     with pytest.raises(wire().BrainError) as refused:

@@ -156,6 +156,18 @@ struct TopologyPlan {
 struct ScheduleReply {
   1: required list<TopologyPlan> plans;
   2: required string brain_version;
+  /**
+   * The answer to a sealed round is sealed too (scheduler_py/service/shim_auth.py,
+   * SnapshotSigner.java): `sealed_reply` is a ScheduleReply holding the plans and the
+   * brain_version (fields 1 and 2 only) serialized with the binary protocol, `reply_mac` the
+   * HMAC-SHA256 under the shim key of "scheduler-py reply v1\n", then the round's `mac`, then
+   * those bytes; `plans` is then empty. A shim that sealed its round applies only a sealed
+   * reply whose MAC is right, so a peer without the key on the brain's port cannot feed
+   * Nimbus a plan, nor replay an answer to another round. Absent from the answer to an
+   * unsealed round.
+   */
+  3: optional binary sealed_reply;
+  4: optional binary reply_mac;
 }
 
 /** The brain could not produce any reply for this snapshot (the shim falls back). */

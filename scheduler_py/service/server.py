@@ -67,7 +67,13 @@ from scheduler_py.service.bounded import (
     discard_pending,
 )
 from scheduler_py.service.plan_log import FLUSH_SECS, PlanLogWriter
-from scheduler_py.service.shim_auth import ShimAuth, ShimAuthError, ensure_key, open_sealed
+from scheduler_py.service.shim_auth import (
+    ShimAuth,
+    ShimAuthError,
+    ensure_key,
+    open_sealed,
+    seal_reply,
+)
 from scheduler_py.service.snapshot import to_reply, to_state
 from scheduler_py.service.wire import wire
 
@@ -574,7 +580,8 @@ class SealedRounds:
     """The handler as the Thrift port sees it: ``schedule`` is admitted by
     :class:`~scheduler_py.service.shim_auth.ShimAuth` first (a refused round is one WARNING and
     a ``BrainError``; an unauthenticated round the operator allows reaches the handler as not
-    trusted); every other call goes to the handler unchanged.
+    trusted, and is answered unsealed); the answer to a sealed round is sealed for it
+    (``shim_auth.seal_reply``); every other call goes to the handler unchanged.
 
     Without a ``ShimAuth`` (a handler served by a test or a benchmark, never by ``serve``)
     every round is trusted and a sealed one is opened without a check."""
@@ -595,8 +602,10 @@ class SealedRounds:
             snapshot, trusted = self.shim_auth.admit(snapshot, sealed_snapshot, mac)
         except ShimAuthError as error:
             raise _refused("a round", error) from error
-        if trusted:
-            return self.handler.schedule(snapshot)
+        if trusted:  # a sealed round: its answer is sealed for it (shim_auth.seal_reply)
+            reply = self.handler.schedule(snapshot)
+            assert self.shim_auth.key is not None and mac is not None  # admit checked both
+            return seal_reply(reply, self.shim_auth.key, mac)
         if not self.shim_auth.warned_unauthenticated:
             self.shim_auth.warned_unauthenticated = True
             log.warning(

@@ -20,6 +20,13 @@ refused with a ``BrainError`` that says so, unless the operator starts the brain
 ``--allow-unauthenticated-rounds``: such a round is then answered, but it never reaches the
 reconfiguration controller, never applies an armed plan and is not recorded as the brain's
 last round (``scheduler_py/service/server.py``, ``BrainHandler.schedule``).
+
+The answer to a sealed round is sealed with the same key (:func:`seal_reply`): the reply's
+binary-protocol bytes and an HMAC-SHA256 over :data:`REPLY_CONTEXT`, the round's MAC and those
+bytes (``ScheduleReply.sealed_reply`` and ``reply_mac``). The shim applies only a reply that
+opens under its key and answers the round it sent (``SnapshotSigner.open``), so a process on
+the brain's port without the key — an impostor while the brain is down — cannot feed Nimbus a
+plan, and no reply fits another round.
 """
 
 from __future__ import annotations
@@ -35,13 +42,15 @@ from pathlib import Path
 from typing import Any
 
 from thriftpy2.protocol import TBinaryProtocolFactory
-from thriftpy2.utils import deserialize
+from thriftpy2.utils import deserialize, serialize
 
 from scheduler_py.config.private_files import create_private, read_private
 from scheduler_py.service.wire import wire
 
 CONTEXT = b"scheduler-py snapshot v1\n"
 """what the MAC covers before the snapshot's bytes (the Java signer uses the same bytes)"""
+REPLY_CONTEXT = b"scheduler-py reply v1\n"
+"""what a reply's MAC covers before the round's MAC and the reply's bytes"""
 FRESH_SECS = 120.0
 """how far a sealed snapshot's ``timestamp_ms`` may be from the brain's clock"""
 KEY_FILE_NAME = "shim.key"
@@ -75,6 +84,11 @@ class ShimKey:
 
     def mac(self, sealed: bytes) -> bytes:
         return hmac.new(self.value, CONTEXT + sealed, hashlib.sha256).digest()
+
+    def reply_mac(self, round_mac: bytes, sealed_reply: bytes) -> bytes:
+        """The MAC of the reply ``sealed_reply`` to the round whose MAC is ``round_mac``."""
+        message = REPLY_CONTEXT + round_mac + sealed_reply
+        return hmac.new(self.value, message, hashlib.sha256).digest()
 
 
 def load_key(path: Path) -> ShimKey | None:
@@ -181,3 +195,35 @@ def open_sealed(sealed: bytes) -> Any:
             "the sealed snapshot is not a binary-protocol ClusterSnapshot "
             f"({type(error).__name__}: {str(error)[:120]}); expected the shim's scheduler.thrift"
         ) from error
+
+
+def seal_reply(reply: Any, key: ShimKey, round_mac: bytes) -> Any:
+    """``reply`` (a ``ScheduleReply``) sealed for the round whose MAC is ``round_mac``: its plans
+    and version serialized as ``sealed_reply`` with their ``reply_mac``, and no plans outside."""
+    inner = wire().ScheduleReply(plans=reply.plans, brain_version=reply.brain_version)
+    data = serialize(inner, TBinaryProtocolFactory())
+    return wire().ScheduleReply(
+        plans=[],
+        brain_version=reply.brain_version,
+        sealed_reply=data,
+        reply_mac=key.reply_mac(round_mac, data),
+    )
+
+
+def open_reply(reply: Any, key: ShimKey, round_mac: bytes) -> Any:
+    """The plans of a reply sealed for the round whose MAC is ``round_mac`` — what the shim's
+    ``SnapshotSigner.open`` does, for Python clients and tests; :class:`ShimAuthError` when it
+    is not sealed, or not by ``key`` for that round."""
+    data, mac = getattr(reply, "sealed_reply", None), getattr(reply, "reply_mac", None)
+    if not data or not mac:
+        raise ShimAuthError(
+            "expected a reply sealed with the shim key (sealed_reply and reply_mac), found "
+            "an unsealed one: an older brain, or a peer without the key on the brain's port"
+        )
+    if not hmac.compare_digest(key.reply_mac(round_mac, data), mac):
+        raise ShimAuthError(
+            f"the reply's MAC does not match: expected an HMAC-SHA256 under the shim key in "
+            f"{key.source} over this round's MAC and the reply; a peer without the key, or a "
+            "reply to another round"
+        )
+    return deserialize(wire().ScheduleReply(), data, TBinaryProtocolFactory())

@@ -28,7 +28,8 @@ import org.apache.thrift.transport.layered.TFramedTransport;
  * protocol (what the Python side serves with thriftpy2). {@code scheduler.brain.timeout.ms} bounds the
  * whole call — connect, send and reply —, not each read: a peer that answers one byte at a time cannot
  * hold Nimbus's scheduling longer (a watchdog closes the connection at the deadline). Each snapshot is
- * sealed with the shim key ({@link SnapshotSigner}) when {@code scheduler.brain.key.file} is set.
+ * sealed with the shim key ({@link SnapshotSigner}) when {@code scheduler.brain.key.file} is set, and
+ * then only the brain's reply sealed for that round is accepted.
  */
 public class BrainClient {
     /** Shown to operators whenever the brain cannot be reached. */
@@ -72,7 +73,8 @@ public class BrainClient {
         if (sealed == null) {
             return call(client -> client.schedule(snapshot, null, null));
         }
-        return call(client -> client.schedule(null, sealed.snapshot(), sealed.mac()));
+        // only the brain's sealed answer to this round is applied (SnapshotSigner.open)
+        return signer.open(sealed, call(client -> client.schedule(null, sealed.snapshot(), sealed.mac())));
     }
 
     /**

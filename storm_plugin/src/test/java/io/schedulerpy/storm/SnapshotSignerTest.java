@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.schedulerpy.storm.thrift.ClusterSnapshot;
+import io.schedulerpy.storm.thrift.Decision;
+import io.schedulerpy.storm.thrift.ScheduleReply;
+import io.schedulerpy.storm.thrift.TopologyPlan;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -22,6 +25,7 @@ import java.util.HexFormat;
 import java.util.Map;
 import org.apache.thrift.TBaseHelper;
 import org.apache.thrift.TDeserializer;
+import org.apache.thrift.TSerializer;
 import org.apache.thrift.protocol.TBinaryProtocol;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -29,6 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
 class SnapshotSignerTest {
     /** The vector tests/test_service_shim_auth.py checks on the brain's side. */
     private static final String VECTOR_MAC = "cdca80f9545e656593eae24794d05d107c8e84a4912e9253a4f71e8391e8efd1";
+    /** The reply vector tests/test_service_reply_seal.py checks on the brain's side. */
+    private static final String VECTOR_REPLY_MAC = "92e9aeeb772b62dbb4bb7940dc1d30da2ab273bf0b22f5de1ffbac9705c41085";
 
     @TempDir
     Path dir;
@@ -123,6 +129,74 @@ class SnapshotSignerTest {
             long tookMs = (System.nanoTime() - started) / 1_000_000;
             assertTrue(failed.getReason().contains("did not reply within 1000 ms"), failed.getReason());
             assertTrue(tookMs < 5000, "the call took " + tookMs + " ms with a 1000 ms timeout");
+        }
+    }
+
+    @Test
+    void replyMacIsHmacSha256OverTheContextTheRoundMacAndTheBytesAsTheBrainComputesIt() {
+        byte[] roundMac = new byte[32];
+        for (int i = 0; i < roundMac.length; i++) {
+            roundMac[i] = (byte) i;
+        }
+        byte[] bytes = java.util.Arrays.copyOf(roundMac, 16);
+        byte[] mac = SnapshotSigner.replyMac("scheduler-py test key".getBytes(StandardCharsets.UTF_8), roundMac, bytes);
+        assertEquals(VECTOR_REPLY_MAC, HexFormat.of().formatHex(mac));
+    }
+
+    private static ScheduleReply plans() {
+        TopologyPlan plan = new TopologyPlan("wc-1", Decision.LEAVE_TO_STORM, new ArrayList<>(), "r", "even");
+        ScheduleReply reply = new ScheduleReply(new ArrayList<>(), "test");
+        reply.addToPlans(plan);
+        return reply;
+    }
+
+    private static ScheduleReply sealedFor(SnapshotSigner.Sealed round, byte[] key, ScheduleReply inner) throws Exception {
+        byte[] bytes = new TSerializer(new TBinaryProtocol.Factory()).serialize(inner);
+        byte[] mac = SnapshotSigner.replyMac(key, TBaseHelper.byteBufferToByteArray(round.mac()), bytes);
+        return new ScheduleReply(new ArrayList<>(), "test").setSealed_reply(bytes).setReply_mac(mac);
+    }
+
+    @Test
+    void onlyTheBrainsReplySealedForThisRoundOpens() throws Exception {
+        Path file = keyFile("the-shim-key", "rw-------");
+        byte[] key = "the-shim-key".getBytes(StandardCharsets.UTF_8);
+        SnapshotSigner signer = new SnapshotSigner(file.toString());
+        SnapshotSigner.Sealed round = signer.seal(snapshot());
+        assertEquals(plans(), signer.open(round, sealedFor(round, key, plans())));
+
+        BrainCallException refused = assertThrows(BrainCallException.class, () -> signer.open(round, plans()));
+        assertTrue(refused.getReason().contains("is not sealed"), refused.getReason());
+        ScheduleReply forged = sealedFor(round, "an impostor's key".getBytes(StandardCharsets.UTF_8), plans());
+        refused = assertThrows(BrainCallException.class, () -> signer.open(round, forged));
+        assertTrue(refused.getReason().contains("does not match"), refused.getReason());
+        ScheduleReply tampered = sealedFor(round, key, plans());
+        byte[] bytes = tampered.getSealed_reply(); // a copy (the generated getter copies)
+        bytes[bytes.length - 2] ^= 1;
+        tampered.setSealed_reply(bytes);
+        refused = assertThrows(BrainCallException.class, () -> signer.open(round, tampered));
+        assertTrue(refused.getReason().contains("does not match"), refused.getReason());
+        SnapshotSigner.Sealed another = signer.seal(new ClusterSnapshot(8L, 1_700_000_005_000L, new ArrayList<>(),
+            new ArrayList<>()));
+        refused = assertThrows(BrainCallException.class, () -> signer.open(another, sealedFor(round, key, plans())));
+        assertTrue(refused.getReason().contains("another round"), refused.getReason());
+    }
+
+    @Test
+    void theClientAppliesOnlyASealedReplyAndAnImpostorsPlansAreRefused() throws Exception {
+        Path file = keyFile("the-shim-key", "rw-------");
+        try (TestBrainServer brain = new TestBrainServer(snapshot -> plans())) {
+            Map<String, Object> conf = new HashMap<>();
+            conf.put(BrainConfig.PORT, brain.port());
+            conf.put(BrainConfig.TIMEOUT_MS, 5000);
+            conf.put(BrainConfig.KEY_FILE, file.toString());
+            BrainClient client = new BrainClient(BrainConfig.fromConf(conf));
+            BrainCallException refused = assertThrows(BrainCallException.class, () -> client.schedule(snapshot()));
+            assertTrue(refused.getReason().contains("is not sealed"), refused.getReason());
+            brain.sealRepliesWith("the-shim-key".getBytes(StandardCharsets.UTF_8));
+            assertEquals(plans(), client.schedule(snapshot()));
+            brain.sealRepliesWith("an impostor's key".getBytes(StandardCharsets.UTF_8));
+            refused = assertThrows(BrainCallException.class, () -> client.schedule(snapshot()));
+            assertTrue(refused.getReason().contains("does not match"), refused.getReason());
         }
     }
 }

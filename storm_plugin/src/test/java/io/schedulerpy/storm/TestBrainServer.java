@@ -13,6 +13,7 @@ import java.util.function.Function;
 import org.apache.thrift.TBaseHelper;
 import org.apache.thrift.TDeserializer;
 import org.apache.thrift.TException;
+import org.apache.thrift.TSerializer;
 import org.apache.thrift.protocol.TBinaryProtocol;
 import org.apache.thrift.server.TServer;
 import org.apache.thrift.server.TSimpleServer;
@@ -30,6 +31,7 @@ final class TestBrainServer implements AutoCloseable {
     private final List<ClusterSnapshot> snapshots = Collections.synchronizedList(new ArrayList<>());
     private volatile Function<ClusterSnapshot, ScheduleReply> answer;
     private volatile long delayMs;
+    private volatile byte[] replyKey;
 
     TestBrainServer(Function<ClusterSnapshot, ScheduleReply> answer) throws Exception {
         this.answer = answer;
@@ -57,7 +59,18 @@ final class TestBrainServer implements AutoCloseable {
                 if (reply == null) {
                     throw new BrainError("test brain refuses");
                 }
-                return reply;
+                byte[] key = replyKey;
+                if (key == null || sealed == null || mac == null) {
+                    return reply;
+                }
+                try { // as the brain seals its answer to a sealed round (scheduler_py/service/shim_auth.py)
+                    byte[] bytes = new TSerializer(new TBinaryProtocol.Factory()).serialize(reply);
+                    byte[] replyMac = SnapshotSigner.replyMac(key, TBaseHelper.byteBufferToByteArray(mac), bytes);
+                    return new ScheduleReply(new ArrayList<>(), reply.getBrain_version())
+                        .setSealed_reply(bytes).setReply_mac(replyMac);
+                } catch (TException e) {
+                    throw new BrainError("test brain cannot serialize its reply: " + e);
+                }
             }
 
             @Override
@@ -112,6 +125,11 @@ final class TestBrainServer implements AutoCloseable {
 
     void delay(long millis) {
         this.delayMs = millis;
+    }
+
+    /** Seal the answers to sealed rounds with {@code key}, as the brain does; null: answer unsealed. */
+    void sealRepliesWith(byte[] key) {
+        this.replyKey = key;
     }
 
     List<ClusterSnapshot> snapshots() {

@@ -12,17 +12,43 @@ public class ScheduleReply implements org.apache.thrift.TBase<ScheduleReply, Sch
 
   private static final org.apache.thrift.protocol.TField PLANS_FIELD_DESC = new org.apache.thrift.protocol.TField("plans", org.apache.thrift.protocol.TType.LIST, (short)1);
   private static final org.apache.thrift.protocol.TField BRAIN_VERSION_FIELD_DESC = new org.apache.thrift.protocol.TField("brain_version", org.apache.thrift.protocol.TType.STRING, (short)2);
+  private static final org.apache.thrift.protocol.TField SEALED_REPLY_FIELD_DESC = new org.apache.thrift.protocol.TField("sealed_reply", org.apache.thrift.protocol.TType.STRING, (short)3);
+  private static final org.apache.thrift.protocol.TField REPLY_MAC_FIELD_DESC = new org.apache.thrift.protocol.TField("reply_mac", org.apache.thrift.protocol.TType.STRING, (short)4);
 
   private static final org.apache.thrift.scheme.SchemeFactory STANDARD_SCHEME_FACTORY = new ScheduleReplyStandardSchemeFactory();
   private static final org.apache.thrift.scheme.SchemeFactory TUPLE_SCHEME_FACTORY = new ScheduleReplyTupleSchemeFactory();
 
   public @org.apache.thrift.annotation.Nullable java.util.List<TopologyPlan> plans; // required
   public @org.apache.thrift.annotation.Nullable java.lang.String brain_version; // required
+  /**
+   * The answer to a sealed round is sealed too (scheduler_py/service/shim_auth.py,
+   * SnapshotSigner.java): `sealed_reply` is a ScheduleReply holding the plans and the
+   * brain_version (fields 1 and 2 only) serialized with the binary protocol, `reply_mac` the
+   * HMAC-SHA256 under the shim key of "scheduler-py reply v1\n", then the round's `mac`, then
+   * those bytes; `plans` is then empty. A shim that sealed its round applies only a sealed
+   * reply whose MAC is right, so a peer without the key on the brain's port cannot feed
+   * Nimbus a plan, nor replay an answer to another round. Absent from the answer to an
+   * unsealed round.
+   */
+  public @org.apache.thrift.annotation.Nullable java.nio.ByteBuffer sealed_reply; // optional
+  public @org.apache.thrift.annotation.Nullable java.nio.ByteBuffer reply_mac; // optional
 
   /** The set of fields this struct contains, along with convenience methods for finding and manipulating them. */
   public enum _Fields implements org.apache.thrift.TFieldIdEnum {
     PLANS((short)1, "plans"),
-    BRAIN_VERSION((short)2, "brain_version");
+    BRAIN_VERSION((short)2, "brain_version"),
+    /**
+     * The answer to a sealed round is sealed too (scheduler_py/service/shim_auth.py,
+     * SnapshotSigner.java): `sealed_reply` is a ScheduleReply holding the plans and the
+     * brain_version (fields 1 and 2 only) serialized with the binary protocol, `reply_mac` the
+     * HMAC-SHA256 under the shim key of "scheduler-py reply v1\n", then the round's `mac`, then
+     * those bytes; `plans` is then empty. A shim that sealed its round applies only a sealed
+     * reply whose MAC is right, so a peer without the key on the brain's port cannot feed
+     * Nimbus a plan, nor replay an answer to another round. Absent from the answer to an
+     * unsealed round.
+     */
+    SEALED_REPLY((short)3, "sealed_reply"),
+    REPLY_MAC((short)4, "reply_mac");
 
     private static final java.util.Map<java.lang.String, _Fields> byName = new java.util.HashMap<java.lang.String, _Fields>();
 
@@ -42,6 +68,10 @@ public class ScheduleReply implements org.apache.thrift.TBase<ScheduleReply, Sch
           return PLANS;
         case 2: // BRAIN_VERSION
           return BRAIN_VERSION;
+        case 3: // SEALED_REPLY
+          return SEALED_REPLY;
+        case 4: // REPLY_MAC
+          return REPLY_MAC;
         default:
           return null;
       }
@@ -85,6 +115,7 @@ public class ScheduleReply implements org.apache.thrift.TBase<ScheduleReply, Sch
   }
 
   // isset id assignments
+  private static final _Fields optionals[] = {_Fields.SEALED_REPLY,_Fields.REPLY_MAC};
   public static final java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> metaDataMap;
   static {
     java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> tmpMap = new java.util.EnumMap<_Fields, org.apache.thrift.meta_data.FieldMetaData>(_Fields.class);
@@ -93,6 +124,10 @@ public class ScheduleReply implements org.apache.thrift.TBase<ScheduleReply, Sch
             new org.apache.thrift.meta_data.StructMetaData(org.apache.thrift.protocol.TType.STRUCT, TopologyPlan.class))));
     tmpMap.put(_Fields.BRAIN_VERSION, new org.apache.thrift.meta_data.FieldMetaData("brain_version", org.apache.thrift.TFieldRequirementType.REQUIRED, 
         new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.STRING)));
+    tmpMap.put(_Fields.SEALED_REPLY, new org.apache.thrift.meta_data.FieldMetaData("sealed_reply", org.apache.thrift.TFieldRequirementType.OPTIONAL, 
+        new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.STRING        , true)));
+    tmpMap.put(_Fields.REPLY_MAC, new org.apache.thrift.meta_data.FieldMetaData("reply_mac", org.apache.thrift.TFieldRequirementType.OPTIONAL, 
+        new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.STRING        , true)));
     metaDataMap = java.util.Collections.unmodifiableMap(tmpMap);
     org.apache.thrift.meta_data.FieldMetaData.addStructMetaDataMap(ScheduleReply.class, metaDataMap);
   }
@@ -123,6 +158,12 @@ public class ScheduleReply implements org.apache.thrift.TBase<ScheduleReply, Sch
     if (other.isSetBrain_version()) {
       this.brain_version = other.brain_version;
     }
+    if (other.isSetSealed_reply()) {
+      this.sealed_reply = org.apache.thrift.TBaseHelper.copyBinary(other.sealed_reply);
+    }
+    if (other.isSetReply_mac()) {
+      this.reply_mac = org.apache.thrift.TBaseHelper.copyBinary(other.reply_mac);
+    }
   }
 
   @Override
@@ -134,6 +175,8 @@ public class ScheduleReply implements org.apache.thrift.TBase<ScheduleReply, Sch
   public void clear() {
     this.plans = null;
     this.brain_version = null;
+    this.sealed_reply = null;
+    this.reply_mac = null;
   }
 
   public int getPlansSize() {
@@ -202,6 +245,94 @@ public class ScheduleReply implements org.apache.thrift.TBase<ScheduleReply, Sch
     }
   }
 
+  /**
+   * The answer to a sealed round is sealed too (scheduler_py/service/shim_auth.py,
+   * SnapshotSigner.java): `sealed_reply` is a ScheduleReply holding the plans and the
+   * brain_version (fields 1 and 2 only) serialized with the binary protocol, `reply_mac` the
+   * HMAC-SHA256 under the shim key of "scheduler-py reply v1\n", then the round's `mac`, then
+   * those bytes; `plans` is then empty. A shim that sealed its round applies only a sealed
+   * reply whose MAC is right, so a peer without the key on the brain's port cannot feed
+   * Nimbus a plan, nor replay an answer to another round. Absent from the answer to an
+   * unsealed round.
+   */
+  public byte[] getSealed_reply() {
+    setSealed_reply(org.apache.thrift.TBaseHelper.rightSize(sealed_reply));
+    return sealed_reply == null ? null : sealed_reply.array();
+  }
+
+  public java.nio.ByteBuffer bufferForSealed_reply() {
+    return org.apache.thrift.TBaseHelper.copyBinary(sealed_reply);
+  }
+
+  /**
+   * The answer to a sealed round is sealed too (scheduler_py/service/shim_auth.py,
+   * SnapshotSigner.java): `sealed_reply` is a ScheduleReply holding the plans and the
+   * brain_version (fields 1 and 2 only) serialized with the binary protocol, `reply_mac` the
+   * HMAC-SHA256 under the shim key of "scheduler-py reply v1\n", then the round's `mac`, then
+   * those bytes; `plans` is then empty. A shim that sealed its round applies only a sealed
+   * reply whose MAC is right, so a peer without the key on the brain's port cannot feed
+   * Nimbus a plan, nor replay an answer to another round. Absent from the answer to an
+   * unsealed round.
+   */
+  public ScheduleReply setSealed_reply(byte[] sealed_reply) {
+    this.sealed_reply = sealed_reply == null ? (java.nio.ByteBuffer)null   : java.nio.ByteBuffer.wrap(sealed_reply.clone());
+    return this;
+  }
+
+  public ScheduleReply setSealed_reply(@org.apache.thrift.annotation.Nullable java.nio.ByteBuffer sealed_reply) {
+    this.sealed_reply = org.apache.thrift.TBaseHelper.copyBinary(sealed_reply);
+    return this;
+  }
+
+  public void unsetSealed_reply() {
+    this.sealed_reply = null;
+  }
+
+  /** Returns true if field sealed_reply is set (has been assigned a value) and false otherwise */
+  public boolean isSetSealed_reply() {
+    return this.sealed_reply != null;
+  }
+
+  public void setSealed_replyIsSet(boolean value) {
+    if (!value) {
+      this.sealed_reply = null;
+    }
+  }
+
+  public byte[] getReply_mac() {
+    setReply_mac(org.apache.thrift.TBaseHelper.rightSize(reply_mac));
+    return reply_mac == null ? null : reply_mac.array();
+  }
+
+  public java.nio.ByteBuffer bufferForReply_mac() {
+    return org.apache.thrift.TBaseHelper.copyBinary(reply_mac);
+  }
+
+  public ScheduleReply setReply_mac(byte[] reply_mac) {
+    this.reply_mac = reply_mac == null ? (java.nio.ByteBuffer)null   : java.nio.ByteBuffer.wrap(reply_mac.clone());
+    return this;
+  }
+
+  public ScheduleReply setReply_mac(@org.apache.thrift.annotation.Nullable java.nio.ByteBuffer reply_mac) {
+    this.reply_mac = org.apache.thrift.TBaseHelper.copyBinary(reply_mac);
+    return this;
+  }
+
+  public void unsetReply_mac() {
+    this.reply_mac = null;
+  }
+
+  /** Returns true if field reply_mac is set (has been assigned a value) and false otherwise */
+  public boolean isSetReply_mac() {
+    return this.reply_mac != null;
+  }
+
+  public void setReply_macIsSet(boolean value) {
+    if (!value) {
+      this.reply_mac = null;
+    }
+  }
+
   @Override
   public void setFieldValue(_Fields field, @org.apache.thrift.annotation.Nullable java.lang.Object value) {
     switch (field) {
@@ -221,6 +352,30 @@ public class ScheduleReply implements org.apache.thrift.TBase<ScheduleReply, Sch
       }
       break;
 
+    case SEALED_REPLY:
+      if (value == null) {
+        unsetSealed_reply();
+      } else {
+        if (value instanceof byte[]) {
+          setSealed_reply((byte[])value);
+        } else {
+          setSealed_reply((java.nio.ByteBuffer)value);
+        }
+      }
+      break;
+
+    case REPLY_MAC:
+      if (value == null) {
+        unsetReply_mac();
+      } else {
+        if (value instanceof byte[]) {
+          setReply_mac((byte[])value);
+        } else {
+          setReply_mac((java.nio.ByteBuffer)value);
+        }
+      }
+      break;
+
     }
   }
 
@@ -233,6 +388,12 @@ public class ScheduleReply implements org.apache.thrift.TBase<ScheduleReply, Sch
 
     case BRAIN_VERSION:
       return getBrain_version();
+
+    case SEALED_REPLY:
+      return getSealed_reply();
+
+    case REPLY_MAC:
+      return getReply_mac();
 
     }
     throw new java.lang.IllegalStateException();
@@ -250,6 +411,10 @@ public class ScheduleReply implements org.apache.thrift.TBase<ScheduleReply, Sch
       return isSetPlans();
     case BRAIN_VERSION:
       return isSetBrain_version();
+    case SEALED_REPLY:
+      return isSetSealed_reply();
+    case REPLY_MAC:
+      return isSetReply_mac();
     }
     throw new java.lang.IllegalStateException();
   }
@@ -285,6 +450,24 @@ public class ScheduleReply implements org.apache.thrift.TBase<ScheduleReply, Sch
         return false;
     }
 
+    boolean this_present_sealed_reply = true && this.isSetSealed_reply();
+    boolean that_present_sealed_reply = true && that.isSetSealed_reply();
+    if (this_present_sealed_reply || that_present_sealed_reply) {
+      if (!(this_present_sealed_reply && that_present_sealed_reply))
+        return false;
+      if (!this.sealed_reply.equals(that.sealed_reply))
+        return false;
+    }
+
+    boolean this_present_reply_mac = true && this.isSetReply_mac();
+    boolean that_present_reply_mac = true && that.isSetReply_mac();
+    if (this_present_reply_mac || that_present_reply_mac) {
+      if (!(this_present_reply_mac && that_present_reply_mac))
+        return false;
+      if (!this.reply_mac.equals(that.reply_mac))
+        return false;
+    }
+
     return true;
   }
 
@@ -299,6 +482,14 @@ public class ScheduleReply implements org.apache.thrift.TBase<ScheduleReply, Sch
     hashCode = hashCode * 8191 + ((isSetBrain_version()) ? 131071 : 524287);
     if (isSetBrain_version())
       hashCode = hashCode * 8191 + brain_version.hashCode();
+
+    hashCode = hashCode * 8191 + ((isSetSealed_reply()) ? 131071 : 524287);
+    if (isSetSealed_reply())
+      hashCode = hashCode * 8191 + sealed_reply.hashCode();
+
+    hashCode = hashCode * 8191 + ((isSetReply_mac()) ? 131071 : 524287);
+    if (isSetReply_mac())
+      hashCode = hashCode * 8191 + reply_mac.hashCode();
 
     return hashCode;
   }
@@ -327,6 +518,26 @@ public class ScheduleReply implements org.apache.thrift.TBase<ScheduleReply, Sch
     }
     if (isSetBrain_version()) {
       lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.brain_version, other.brain_version);
+      if (lastComparison != 0) {
+        return lastComparison;
+      }
+    }
+    lastComparison = java.lang.Boolean.compare(isSetSealed_reply(), other.isSetSealed_reply());
+    if (lastComparison != 0) {
+      return lastComparison;
+    }
+    if (isSetSealed_reply()) {
+      lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.sealed_reply, other.sealed_reply);
+      if (lastComparison != 0) {
+        return lastComparison;
+      }
+    }
+    lastComparison = java.lang.Boolean.compare(isSetReply_mac(), other.isSetReply_mac());
+    if (lastComparison != 0) {
+      return lastComparison;
+    }
+    if (isSetReply_mac()) {
+      lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.reply_mac, other.reply_mac);
       if (lastComparison != 0) {
         return lastComparison;
       }
@@ -370,6 +581,26 @@ public class ScheduleReply implements org.apache.thrift.TBase<ScheduleReply, Sch
       sb.append(this.brain_version);
     }
     first = false;
+    if (isSetSealed_reply()) {
+      if (!first) sb.append(", ");
+      sb.append("sealed_reply:");
+      if (this.sealed_reply == null) {
+        sb.append("null");
+      } else {
+        org.apache.thrift.TBaseHelper.toString(this.sealed_reply, sb);
+      }
+      first = false;
+    }
+    if (isSetReply_mac()) {
+      if (!first) sb.append(", ");
+      sb.append("reply_mac:");
+      if (this.reply_mac == null) {
+        sb.append("null");
+      } else {
+        org.apache.thrift.TBaseHelper.toString(this.reply_mac, sb);
+      }
+      first = false;
+    }
     sb.append(")");
     return sb.toString();
   }
@@ -448,6 +679,22 @@ public class ScheduleReply implements org.apache.thrift.TBase<ScheduleReply, Sch
               org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
             }
             break;
+          case 3: // SEALED_REPLY
+            if (schemeField.type == org.apache.thrift.protocol.TType.STRING) {
+              struct.sealed_reply = iprot.readBinary();
+              struct.setSealed_replyIsSet(true);
+            } else { 
+              org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
+            }
+            break;
+          case 4: // REPLY_MAC
+            if (schemeField.type == org.apache.thrift.protocol.TType.STRING) {
+              struct.reply_mac = iprot.readBinary();
+              struct.setReply_macIsSet(true);
+            } else { 
+              org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
+            }
+            break;
           default:
             org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
         }
@@ -481,6 +728,20 @@ public class ScheduleReply implements org.apache.thrift.TBase<ScheduleReply, Sch
         oprot.writeString(struct.brain_version);
         oprot.writeFieldEnd();
       }
+      if (struct.sealed_reply != null) {
+        if (struct.isSetSealed_reply()) {
+          oprot.writeFieldBegin(SEALED_REPLY_FIELD_DESC);
+          oprot.writeBinary(struct.sealed_reply);
+          oprot.writeFieldEnd();
+        }
+      }
+      if (struct.reply_mac != null) {
+        if (struct.isSetReply_mac()) {
+          oprot.writeFieldBegin(REPLY_MAC_FIELD_DESC);
+          oprot.writeBinary(struct.reply_mac);
+          oprot.writeFieldEnd();
+        }
+      }
       oprot.writeFieldStop();
       oprot.writeStructEnd();
     }
@@ -507,6 +768,20 @@ public class ScheduleReply implements org.apache.thrift.TBase<ScheduleReply, Sch
         }
       }
       oprot.writeString(struct.brain_version);
+      java.util.BitSet optionals = new java.util.BitSet();
+      if (struct.isSetSealed_reply()) {
+        optionals.set(0);
+      }
+      if (struct.isSetReply_mac()) {
+        optionals.set(1);
+      }
+      oprot.writeBitSet(optionals, 2);
+      if (struct.isSetSealed_reply()) {
+        oprot.writeBinary(struct.sealed_reply);
+      }
+      if (struct.isSetReply_mac()) {
+        oprot.writeBinary(struct.reply_mac);
+      }
     }
 
     @Override
@@ -526,6 +801,15 @@ public class ScheduleReply implements org.apache.thrift.TBase<ScheduleReply, Sch
       struct.setPlansIsSet(true);
       struct.brain_version = iprot.readString();
       struct.setBrain_versionIsSet(true);
+      java.util.BitSet incoming = iprot.readBitSet(2);
+      if (incoming.get(0)) {
+        struct.sealed_reply = iprot.readBinary();
+        struct.setSealed_replyIsSet(true);
+      }
+      if (incoming.get(1)) {
+        struct.reply_mac = iprot.readBinary();
+        struct.setReply_macIsSet(true);
+      }
     }
   }
 
