@@ -14,7 +14,9 @@ acker per worker). They are published (gzip JSON at ``<root>/monitor/<topology>/
 worker, 5 min at 10 s) is published and one cold cycle runs; then, ``cycles`` times, every
 worker publishes its next window and one **warm** cycle of ``AggregationJob.run_once`` runs,
 as ``scheduler-py aggregate --every`` would, in this process's Spark session (the CLI's
-default master and settings).
+default master and settings). The job aggregates on the driver up to
+``monitoring/job.DRIVER_MAX_ROWS`` input rows and with Spark above (``engine=auto``, the
+job's default); ``engine=spark`` or ``engine=driver`` forces one path, for comparison.
 
 Per warm cycle: wall seconds, CPU-seconds of this process and its Spark JVM (``/proc``; the
 ZooKeeper server excluded), and the longest stretch sampled every 0.25 s above half a core.
@@ -23,7 +25,8 @@ core longer than 2 s; at 1,000 executors <= 5 CPU-s; at 5,000 within the default
 
 Options (``--set``): ``mode`` (``counts`` default, ``exact``), ``sizes`` (comma-separated
 executors, default 10,100,1000,5000; quick 10,100), ``cycles`` (measured warm cycles per size,
-default 3; quick 2), ``warmup`` (unmeasured warm cycles first, default 4; quick 1), ``master``.
+default 3; quick 2), ``warmup`` (unmeasured warm cycles first, default 4; quick 1), ``master``,
+``engine`` (``auto`` default, ``spark``, ``driver``).
 """
 
 from __future__ import annotations
@@ -137,7 +140,14 @@ def _generator(mode: str, executors: int, topology: str):
 
 
 def _measure_size(
-    spark: Any, zk_hosts: str, zk_pid: int, executors: int, cycles: int, warmup: int, mode: str
+    spark: Any,
+    zk_hosts: str,
+    zk_pid: int,
+    executors: int,
+    cycles: int,
+    warmup: int,
+    mode: str,
+    engine: str,
 ):
     from scheduler_py.monitoring.job import AggregationJob, JobConfig
     from scheduler_py.monitoring.zk import MonitorStore, close_quietly, connect
@@ -149,7 +159,7 @@ def _measure_size(
     try:
         store = MonitorStore(client, f"/scale-{executors}")
         _publish(store, records(now, RETAINED_WINDOWS, executors))
-        job = AggregationJob(spark, store, JobConfig())
+        job = AggregationJob(spark, store, JobConfig(engine=engine))
         started = time.perf_counter()
         cold = job.run_once(now_ms=now, running={topology})
         cold_s = time.perf_counter() - started
@@ -171,6 +181,7 @@ def _measure_size(
                     "cpu_s": sampler.cpu_seconds,
                     "burst_s": sampler.longest_burst(BURST_CORES),
                     "phases": summary.phases,
+                    "engine": summary.engine,
                     "new_windows": summary.new_windows,
                     "read_windows": summary.read_windows,
                     "records_in_window": document["records"],
@@ -183,6 +194,7 @@ def _measure_size(
             "workers": workers,
             "cold_wall_s": cold_s,
             "cold_windows": cold.read_windows,
+            "engine": warm[-1]["engine"],
             "cycles": warm,
             "cpu_s_per_cycle": statistics.median(c["cpu_s"] for c in warm),
             "wall_s_per_cycle": statistics.median(c["wall_s"] for c in warm),
@@ -209,10 +221,15 @@ def run(options: BenchOptions) -> None:
     mode = str(extra.get("mode", "counts"))
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    from scheduler_py.monitoring.job import ENGINES
+
+    engine = str(extra.get("engine", "auto"))
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     report.title("Aggregation cost per cycle vs executors", PAPER)
     report.line(
         f"{mode} mode records; sizes {sizes}: a cold cycle, {warmup} unmeasured and "
-        f"{cycles} measured warm cycle(s) each, master {master}, "
+        f"{cycles} measured warm cycle(s) each, master {master}, engine {engine}, "
         f"load average {os.getloadavg()[0]:.1f} on {len(os.sched_getaffinity(0))} CPU(s)"
     )
     spark = spark_session(master)
@@ -225,7 +242,14 @@ def run(options: BenchOptions) -> None:
         for executors in report.progress(sizes, total=len(sizes), desc="sizes"):
             results.append(
                 _measure_size(
-                    spark, zookeeper.hosts, zookeeper.process.pid, executors, cycles, warmup, mode
+                    spark,
+                    zookeeper.hosts,
+                    zookeeper.process.pid,
+                    executors,
+                    cycles,
+                    warmup,
+                    mode,
+                    engine,
                 )
             )
             results[-1]["load_average"] = os.getloadavg()[0]
@@ -235,6 +259,7 @@ def run(options: BenchOptions) -> None:
             "executors",
             "workers",
             "pairs",
+            "engine",
             "CPU-s/cycle",
             "range",
             "wall s/cycle",
@@ -258,6 +283,7 @@ def run(options: BenchOptions) -> None:
             str(r["executors"]),
             str(r["workers"]),
             str(r["pairs"]),
+            r["engine"],
             fmt(r["cpu_s_per_cycle"], ".2f"),
             "–".join(fmt(x, ".2f") for x in r["cpu_s_range"]),
             fmt(r["wall_s_per_cycle"], ".2f"),
@@ -307,6 +333,7 @@ def run(options: BenchOptions) -> None:
         {
             "master": master,
             "mode": mode,
+            "engine": engine,
             "cycles": cycles,
             "results": results,
             "summary": {

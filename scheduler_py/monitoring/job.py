@@ -11,8 +11,11 @@ One run (:meth:`AggregationJob.run_once`):
    version 2) the estimate from Storm's per-task counts (:mod:`.traffic_source`,
    :mod:`.pair_estimate`); an edge the estimate cannot price gets one WARNING (once per edge
    and reason) and is listed in the aggregate's ``declared_edges``;
-   then aggregate with Spark DataFrames, all topologies in one job
-   (:func:`scheduler_py.monitoring.aggregate.aggregate_frames` says what is computed);
+   then aggregate, all topologies at once: with Spark DataFrames
+   (:func:`scheduler_py.monitoring.aggregate.aggregate_frames` says what is computed), or,
+   when the input is at most ``JobConfig.driver_max_rows`` rows and no Parquet history is
+   written, with the same rules on the driver (:mod:`.aggregate_local`: Spark's fixed cost
+   per cycle is most of a small cycle's CPU);
 4. change signal (``monitoring/change.py``): the mean of ``‖x − ref‖₁ / ‖ref‖₁`` over
    x = CPU % per executor and x = tuples/s per pair, against
    ``<root>/reference/<topology-id>`` (the first aggregate becomes the reference;
@@ -40,6 +43,7 @@ from scheduler_py.monitoring.aggregate import (
     frames_from_rows,
     write_parquet,
 )
+from scheduler_py.monitoring.aggregate_local import aggregate_local, input_rows
 from scheduler_py.monitoring.cadence import Cadence
 from scheduler_py.monitoring.change import apply_change, fit_reference, usable_reference
 from scheduler_py.monitoring.documents import (
@@ -62,6 +66,12 @@ log = logging.getLogger(__name__)
 DEFAULT_WINDOW_MS = 60_000
 DEFAULT_RETENTION_MS = 300_000
 """30 windows of the monitor's default 10 s (``scheduler.monitor.retention.windows``)."""
+DRIVER_MAX_ROWS = 50_000
+"""Inputs of at most this many rows (records, executor and traffic rows of the topologies due)
+are aggregated on the driver (:mod:`.aggregate_local`), larger ones by Spark. A topology of
+100 executors gives ~4,000 rows (30 retained windows), one of 1,000 executors ~100,000
+(docs/monitoring.md, "Monitoring cost")."""
+ENGINES = ("auto", "spark", "driver")
 
 
 @dataclass
@@ -74,6 +84,22 @@ class JobConfig:
     max_period_ms: int = 0
     """the longest a topology whose counts are steady waits between aggregations
     (:mod:`.cadence`); at most ``period_ms``: every topology every run"""
+    engine: str = "auto"
+    """``auto``: on the driver up to :data:`DRIVER_MAX_ROWS` input rows without Parquet, else
+    Spark; ``spark`` or ``driver``: always that one (``driver`` cannot write Parquet)"""
+    driver_max_rows: int = DRIVER_MAX_ROWS
+
+    def __post_init__(self) -> None:
+        if self.engine not in ENGINES:
+            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {self.engine!r}")
+        if self.engine == "driver" and self.parquet is not None:
+            raise ValueError("the Parquet history needs Spark: engine 'driver' cannot write it")
+
+    def uses_spark(self, rows: int) -> bool:
+        """Whether an aggregation of ``rows`` input rows runs on Spark."""
+        if self.engine != "auto":
+            return self.engine == "spark"
+        return self.parquet is not None or rows > self.driver_max_rows
 
 
 @dataclass
@@ -91,9 +117,12 @@ class RunSummary:
     skipped: bool = False
     """no new window since the last run: no Spark work, the aggregates were left as they are"""
     phases: dict[str, float] = field(default_factory=dict)
-    """seconds per phase: ``zookeeper`` (listing and reading), ``parse``, ``spark``, ``write``"""
+    """seconds per phase: ``zookeeper`` (listing and reading), ``parse``, ``spark`` or
+    ``driver`` (the aggregation, by the engine that ran it), ``write``"""
     steady: dict[str, str] = field(default_factory=dict)
     """topologies with new windows left for a later run (their counts are steady), and when"""
+    engine: str = ""
+    """``spark`` or ``driver``: what aggregated this run's tables; empty when nothing was"""
 
 
 class AggregationJob:
@@ -151,6 +180,7 @@ class AggregationJob:
             documents, reasons, steady = self._aggregate(
                 raw, topologies, now, reset_reference, phases
             )
+        engine = next((name for name in ("spark", "driver") if name in phases), "")
         mark = time.perf_counter()
         deleted_windows = self.store.delete_old_windows(
             raw, now - self.config.retention_ms, topologies
@@ -167,6 +197,7 @@ class AggregationJob:
             skipped=skip,
             phases=phases,
             steady=steady,
+            engine=engine,
         )
 
     def _aggregate(
@@ -209,14 +240,17 @@ class AggregationJob:
             self._warn_declared(topology_id, estimated.estimate.warnings(topology_id))
         phases["parse"] = time.perf_counter() - mark
         mark = time.perf_counter()
-        if flat.records:
+        on_spark = self.config.uses_spark(input_rows(flat))
+        if not flat.records:
+            tables = Tables()
+        elif on_spark:
             result = aggregate_frames(frames_from_rows(self.spark, flat, now - window))
             tables = collect(result)
             if self.config.parquet is not None:
                 write_parquet(result, self.config.parquet, now)
         else:
-            tables = Tables()
-        phases["spark"] = time.perf_counter() - mark
+            tables = aggregate_local(flat, now - window)
+        phases["spark" if on_spark else "driver"] = time.perf_counter() - mark
         mark = time.perf_counter()
         documents = build_documents(
             tables,
