@@ -31,7 +31,11 @@ node and use at most ``topology.workers`` nodes (or as many as the start used). 
 
 **Memo.** The plans of recent canonical problems are remembered (:class:`_Memo`), also one
 its budget cut short: a round placing many copies of one topology on a large cluster plans
-once (the shortlist of the freest nodes, renamed, is the same problem each time).
+once (the shortlist of the freest nodes, renamed, is the same problem each time). Within a
+round, the canonical order of the cluster's nodes is kept up to date for the few nodes each
+claim replaces (:class:`_CanonicalOrder`) rather than sorted for every topology, and
+topologies that see the same shortlist share its renamed nodes (:class:`_Renamed`). A plan
+two candidates agree on is scored once.
 
 **Determinism.** The algorithms break ties by node id, and node ids are Storm's random
 supervisor ids. This algorithm plans on a copy of the problem whose nodes are renamed in a
@@ -49,6 +53,7 @@ from bisect import bisect_left, insort
 from collections import OrderedDict, defaultdict
 from collections.abc import Mapping
 from dataclasses import replace
+from operator import attrgetter
 from typing import Any
 
 from scheduler_py.algorithms import registry
@@ -227,6 +232,9 @@ class _Renamed:
 _RENAMED = _Renamed()
 
 
+_CPU = attrgetter("cpu")
+
+
 def shortlist(problem: Problem, ordered: list[Node]) -> list[Node]:
     """Above :data:`SHORTLIST_ABOVE` nodes, the nodes the candidates see: whole racks first
     (most free CPU first, as :func:`~scheduler_py.model.capacity.worker_nodes` keeps them),
@@ -244,7 +252,7 @@ def shortlist(problem: Problem, ordered: list[Node]) -> list[Node]:
     for node in usable:
         racks[node.rack].append(node)
     kept: set[str] = set()
-    for rack in sorted(racks, key=lambda r: (-sum(n.cpu for n in racks[r]), r)):
+    for rack in sorted(racks, key=lambda r: (-sum(map(_CPU, racks[r])), r)):
         for node in racks[rack]:
             if len(kept) >= count and cpu <= 0 and memory <= 0:
                 break
