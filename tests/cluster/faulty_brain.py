@@ -10,6 +10,7 @@ import argparse
 
 from scheduler_py.service.server import make_brain_server
 from scheduler_py.service.wire import wire
+from tests.cluster.brain_key import cluster_shim_auth
 
 
 class FaultyBrain:
@@ -45,7 +46,8 @@ def main() -> None:
     parser.add_argument("--mode", choices=("duplicate", "dead-supervisor"), required=True)
     parser.add_argument("--cluster-dir", help="unused; marks the process as this cluster's")
     args = parser.parse_args()
-    make_brain_server(FaultyBrain(args.mode), args.host, args.port).serve()
+    brain = FaultyBrain(args.mode)  # its garbage sealed as the real brain seals its answers
+    make_brain_server(brain, args.host, args.port, shim_auth=cluster_shim_auth()).serve()
 
 
 if __name__ == "__main__":

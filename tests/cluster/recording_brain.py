@@ -14,6 +14,7 @@ from typing import Any
 
 from scheduler_py.scheduling.round import RoundConfig
 from scheduler_py.service.server import BrainHandler, make_brain_server
+from tests.cluster.brain_key import cluster_shim_auth
 
 
 class RecordingBrain(BrainHandler):
@@ -34,7 +35,8 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--snapshots", type=Path, required=True)
     args = parser.parse_args()
-    make_brain_server(RecordingBrain(args.snapshots), "127.0.0.1", args.port).serve()
+    brain = RecordingBrain(args.snapshots)
+    make_brain_server(brain, "127.0.0.1", args.port, shim_auth=cluster_shim_auth()).serve()
 
 
 if __name__ == "__main__":

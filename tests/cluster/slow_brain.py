@@ -17,6 +17,7 @@ from typing import Any
 
 from scheduler_py.scheduling.round import RoundConfig
 from scheduler_py.service.server import BrainHandler, make_brain_server
+from tests.cluster.brain_key import cluster_shim_auth
 
 
 class SlowCosts:
@@ -50,7 +51,7 @@ def main() -> None:
     parser.add_argument("--cluster-dir", help="unused; marks the process as this cluster's")
     args = parser.parse_args()
     brain = BrainHandler(RoundConfig(costs=SlowCosts(args.flag, args.delay)), args.plan_log)
-    make_brain_server(brain, "127.0.0.1", args.port).serve()
+    make_brain_server(brain, "127.0.0.1", args.port, shim_auth=cluster_shim_auth()).serve()
 
 
 if __name__ == "__main__":
