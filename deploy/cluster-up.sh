@@ -382,6 +382,7 @@ fi
     printf '%s=%q\n' "$v" "${!v:-}"
   done
   printf 'STORM_NIMBUS=%q\n' "127.0.0.1:$STORM_NIMBUS_PORT"
+  printf 'SCHEDULER_PY_NIMBUS=%q\n' "127.0.0.1:$STORM_NIMBUS_PORT"  # scheduler-py's name for it
   printf 'STREAMPARSE_NIMBUS=%q\n' "127.0.0.1:$STORM_NIMBUS_PORT"
   printf 'STORM_CONF_DIR=%q\n' "$CONF_ROOT/client"
   printf 'UI_STARTED=%q\nBRAIN_STARTED=%q\n' "$start_ui" "$start_brain"

@@ -38,7 +38,7 @@ echo "== starting the local cluster"
 env_of() { sed -n "s/^$1=//p" "$CLUSTER_DIR/run/cluster.env"; }
 nimbus="$(env_of STORM_NIMBUS)"
 zk="$(env_of STORM_ZK_HOST):$(env_of STORM_ZK_PORT)"
-export SCHEDULER_BRAIN="$(env_of BRAIN_HOST):$(env_of BRAIN_PORT)"
+export SCHEDULER_PY_BRAIN="$(env_of BRAIN_HOST):$(env_of BRAIN_PORT)"
 control="$CLUSTER_DIR/data/demo-control.json"
 mkdir -p "$(dirname "$control")"
 printf '{"interval_ms": %s, "split_cpu_ms": %s}\n' "$INTERVAL_MS" "$HEAVY_CPU_MS" >"$control"

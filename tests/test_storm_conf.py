@@ -187,12 +187,33 @@ def test_serve_switches_measured_costs_and_the_controller_on_from_storm_yaml(tmp
     args = build_parser().parse_args(
         ["serve", "--storm-conf", str(path), "--state-dir", str(tmp_path / "state")]
     )
-    addresses = resolve(args)
+    addresses = resolve(args, explicit_only=True)
     controller = build_controller(args, RoundConfig(), addresses)
     assert controller is not None
     assert controller.nimbus.seeds == (("nimbus1.example.org", 6628), ("nimbus2.example.org", 6628))
     bare = build_parser().parse_args(["serve", "--no-storm-conf"])
-    assert build_controller(bare, RoundConfig(), resolve(bare)) is None
+    assert build_controller(bare, RoundConfig(), resolve(bare, explicit_only=True)) is None
+
+
+def test_serve_acts_only_on_a_cluster_it_was_pointed_at(tmp_path, monkeypatch):
+    """A storm.yaml or a variable that merely is in serve's environment (make test exports
+    STORM_HOME) switches nothing on: no measured costs, no controller."""
+    from scheduler_py.cli.operator import build_controller
+    from scheduler_py.scheduling.round import RoundConfig
+
+    _write(tmp_path / "conf", HA_CLUSTER)
+    monkeypatch.setenv("STORM_HOME", str(tmp_path))
+    monkeypatch.setenv("SCHEDULER_PY_NIMBUS", "env-nimbus:6627")
+    monkeypatch.setenv("SCHEDULER_PY_ZOOKEEPER", "env-zk:2181")
+    args = build_parser().parse_args(["serve", "--state-dir", str(tmp_path / "state")])
+    addresses = resolve(args, explicit_only=True)
+    assert addresses.zookeeper is None and addresses.nimbus == ()
+    assert addresses.monitor_root == "/scheduler-py"
+    assert build_controller(args, RoundConfig(), addresses) is None
+    named = build_parser().parse_args(["serve", "--storm-conf", str(tmp_path / "conf")])
+    assert resolve(named, explicit_only=True).zookeeper.startswith("zk1.example.org:2182")
+    serve_help = build_parser()._subparsers._group_actions[0].choices["serve"].format_help()
+    assert "read only when given" in " ".join(serve_help.split())
 
 
 def test_a_command_given_a_malformed_storm_yaml_exits_with_the_configuration_status(

@@ -44,14 +44,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from scheduler_py.service.server import serve
 
     if args.require_auth_reads and args.allow_unauthenticated_rounds:
-        raise SystemExit(
+        raise exit_codes.CommandError(
             "scheduler-py serve: --require-auth-reads refuses every call without a credential, "
-            "so it cannot be combined with --allow-unauthenticated-rounds; expected one of them"
+            "so it cannot be combined with --allow-unauthenticated-rounds; expected one of them",
+            exit_codes.USAGE,
         )
     configure_logging(args.log_level, args.log_file)
     registry.get(args.algorithm)  # fail fast on an unknown default
     params = {args.algorithm: _parse_params(args.param)} if args.param else {}
-    addresses = resolve(args)  # flags, $SCHEDULER_PY_*, storm.yaml
+    addresses = resolve(args, explicit_only=True)  # the flags, then --storm-conf's storm.yaml
     log = logging.getLogger(__name__)
     log.info(
         "ZooKeeper: %s; Nimbus: %s; monitoring root %s",
@@ -80,13 +81,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
         try:
             secret = ensure_secret(args.secret_file)
         except SecretError as error:
-            raise SystemExit(f"scheduler-py serve: {error}") from None
+            raise exit_codes.CommandError(
+                f"scheduler-py serve: {error}", exit_codes.CONFIG
+            ) from None
     from scheduler_py.service.shim_auth import ShimAuth, ShimKeyError, ensure_key
 
     try:
         shim_auth = ShimAuth(ensure_key(args.shim_key_file), args.allow_unauthenticated_rounds)
     except ShimKeyError as error:
-        raise SystemExit(f"scheduler-py serve: {error}") from None
+        raise exit_codes.CommandError(f"scheduler-py serve: {error}", exit_codes.CONFIG) from None
     from scheduler_py.cli.termination import Terminated, sigterm_unwinds
 
     try:
@@ -281,11 +284,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--zookeeper",
         metavar="HOST:PORT[,HOST:PORT...]",
         help="plan with measured costs: read the aggregates `scheduler-py aggregate` writes "
-        "to this ZooKeeper (default $SCHEDULER_PY_ZOOKEEPER, else storm.yaml's "
-        "storm.zookeeper.servers and storm.zookeeper.port; none: declared costs)",
+        "to this ZooKeeper (default: storm.zookeeper.servers and storm.zookeeper.port of the "
+        "--storm-conf file; none: declared costs)",
     )
     add_monitor_root_argument(serve)
-    add_storm_conf_arguments(serve)
+    add_storm_conf_arguments(serve, explicit_only=True)
     serve.add_argument(
         "--shim-key-file",
         help="the key the shim seals every round with (the file Nimbus's "

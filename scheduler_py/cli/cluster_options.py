@@ -5,6 +5,11 @@ Each address comes from the first of: its flag (``--zookeeper``, ``--nimbus``, `
 ``--monitor-root``), its ``SCHEDULER_PY_*`` variable (:mod:`scheduler_py.config.env`), Storm's
 ``storm.yaml`` (:mod:`scheduler_py.config.storm_conf`), the command's own default. The flags'
 argparse defaults are ``None`` so that "not given" can be told from "given the default".
+
+``serve`` is the exception (``explicit_only``): what it finds turns on measured costs and the
+reconfiguration controller, which deactivates and rebalances topologies, so it reads only
+its flags and a ``--storm-conf`` it is given, never a variable or a ``storm.yaml`` that
+happens to be in its environment: a brain acts only on the cluster it was pointed at.
 """
 
 from __future__ import annotations
@@ -24,15 +29,20 @@ DEFAULT_NIMBUS = "127.0.0.1:6627"
 DEFAULT_BRAIN = f"127.0.0.1:{keys.BRAIN_PORT.default}"
 
 
-def add_storm_conf_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--storm-conf PATH`` and ``--no-storm-conf``."""
+def add_storm_conf_arguments(parser: argparse.ArgumentParser, explicit_only: bool = False) -> None:
+    """``--storm-conf PATH`` and ``--no-storm-conf`` (``explicit_only``: the command reads
+    a storm.yaml only when ``--storm-conf`` names it, see the module's docstring)."""
     group = parser.add_mutually_exclusive_group()
+    default = (
+        "read only when given"
+        if explicit_only
+        else "default $STORM_CONF_DIR/storm.yaml, else $STORM_HOME/conf/storm.yaml, when one exists"
+    )
     group.add_argument(
         "--storm-conf",
         metavar="PATH",
         help="Storm's storm.yaml, or its conf directory, for the ZooKeeper servers, the Nimbus "
-        "seeds, the brain's address and the monitoring root (default $STORM_CONF_DIR/"
-        "storm.yaml, else $STORM_HOME/conf/storm.yaml, when one exists); flags override it",
+        f"seeds, the brain's address and the monitoring root ({default}); flags override it",
     )
     group.add_argument(
         "--no-storm-conf",
@@ -53,17 +63,19 @@ def add_monitor_root_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--root", dest="monitor_root", help=argparse.SUPPRESS)
 
 
-def load_storm_conf(args: argparse.Namespace) -> storm_conf.StormConf:
-    """The ``storm.yaml`` the arguments name or the environment points at (once per
-    ``args``); a :class:`CommandError` (exit :data:`CONFIG`) when it cannot be used."""
+def load_storm_conf(args: argparse.Namespace, explicit_only: bool = False) -> storm_conf.StormConf:
+    """The ``storm.yaml`` the arguments name or (unless ``explicit_only``) the environment
+    points at, once per ``args``; a :class:`CommandError` (exit :data:`CONFIG`) when it cannot
+    be used."""
     cached = getattr(args, "_storm_conf", None)
     if cached is not None:
         return cached
-    if getattr(args, "no_storm_conf", False):
+    named = getattr(args, "storm_conf", None)
+    if getattr(args, "no_storm_conf", False) or (explicit_only and not named):
         conf = storm_conf.NO_STORM_CONF
     else:
         try:
-            conf = storm_conf.load(getattr(args, "storm_conf", None))
+            conf = storm_conf.load(named)
         except storm_conf.StormConfError as error:
             raise CommandError(str(error), CONFIG) from None
         if conf.path is not None:
@@ -82,18 +94,22 @@ class Addresses:
     monitor_root: str
 
 
-def resolve(args: argparse.Namespace) -> Addresses:
-    """Flags, then ``SCHEDULER_PY_*``, then storm.yaml (:func:`load_storm_conf`)."""
+def resolve(args: argparse.Namespace, explicit_only: bool = False) -> Addresses:
+    """Flags, then ``SCHEDULER_PY_*``, then storm.yaml (:func:`load_storm_conf`);
+    ``explicit_only``: flags, then a storm.yaml named by ``--storm-conf``."""
     from scheduler_py.nimbus.leader import parse_addresses
 
-    conf = load_storm_conf(args)
-    zookeeper = getattr(args, "zookeeper", None) or env.ZOOKEEPER.get() or conf.zookeeper()
-    nimbus_text = getattr(args, "nimbus", None) or env.NIMBUS.get()
+    def variable(var: env.EnvVar) -> str | None:
+        return None if explicit_only else var.get()
+
+    conf = load_storm_conf(args, explicit_only)
+    zookeeper = getattr(args, "zookeeper", None) or variable(env.ZOOKEEPER) or conf.zookeeper()
+    nimbus_text = getattr(args, "nimbus", None) or variable(env.NIMBUS)
     try:
         nimbus = parse_addresses(nimbus_text, storm_conf.NIMBUS_THRIFT_PORT) if nimbus_text else ()
     except ValueError as error:
         raise CommandError(f"--nimbus: {error}", USAGE) from None
-    brain = getattr(args, "brain", None) or env.BRAIN.get() or conf.brain() or DEFAULT_BRAIN
+    brain = getattr(args, "brain", None) or variable(env.BRAIN) or conf.brain() or DEFAULT_BRAIN
     root = getattr(args, "monitor_root", None) or conf.monitor_root or keys.MONITOR_ZK_ROOT.default
     return Addresses(zookeeper, nimbus or conf.nimbus(), brain, root)
 

@@ -21,7 +21,7 @@ from scheduler_py.cli.cluster_options import (
     add_storm_conf_arguments,
     resolve,
 )
-from scheduler_py.cli.exit_codes import CONFIG, CommandError
+from scheduler_py.cli.exit_codes import CONFIG, USAGE, CommandError
 from scheduler_py.cli.logging_setup import add_log_level_argument, configure_logging
 from scheduler_py.scheduling.dashboard_ports import SourceUnavailable
 from scheduler_py.scheduling.interfaces import OperatorError
@@ -160,16 +160,17 @@ def run(args: argparse.Namespace) -> int:
     from scheduler_py.dashboard.token import TokenError, load_or_create_token
 
     if args.require_token and not args.token_file:
-        raise SystemExit(
+        raise CommandError(
             "scheduler-py dashboard: --require-token needs the token it checks: expected "
-            "--token-file PATH as well"
+            "--token-file PATH as well",
+            USAGE,
         )
     token = None
     if args.token_file:
         try:
             token = load_or_create_token(Path(args.token_file))
         except TokenError as error:
-            raise SystemExit(f"scheduler-py dashboard: {error}") from None
+            raise CommandError(f"scheduler-py dashboard: {error}", CONFIG) from None
     aggregates = None
     if addresses.zookeeper:
         from scheduler_py.monitoring.measured import ZooKeeperAggregates

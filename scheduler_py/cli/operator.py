@@ -57,8 +57,8 @@ def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT[,HOST:PORT...]",
         help="Nimbus Thrift address, or several (the leader is used); switches the "
         "reconfiguration controller on (it deactivates/activates topologies around a "
-        "re-assignment). Default $SCHEDULER_PY_NIMBUS, else storm.yaml's nimbus.seeds and "
-        "nimbus.thrift.port; none: no controller",
+        "re-assignment). Default: nimbus.seeds and nimbus.thrift.port of the --storm-conf "
+        "file; none: no controller",
     )
     group.add_argument(
         "--state-dir",

@@ -43,17 +43,20 @@ class EnvVar:
 
 BRAIN = EnvVar(
     "SCHEDULER_PY_BRAIN",
-    "the brain's HOST:PORT for `replan`, `history`, `trigger` and `dashboard` (`--brain`)",
+    "the brain's HOST:PORT for `replan`, `history`, `trigger` and `dashboard` when `--brain` "
+    "is not given (before storm.yaml)",
     ("SCHEDULER_BRAIN",),
 )
 NIMBUS = EnvVar(
     "SCHEDULER_PY_NIMBUS",
-    "Nimbus HOST:PORT[,HOST:PORT...] when neither `--nimbus` nor storm.yaml names it",
+    "Nimbus HOST:PORT[,HOST:PORT...] when `--nimbus` is not given (before storm.yaml; "
+    "`serve` reads only its flags and `--storm-conf`)",
     ("STORM_NIMBUS", "STREAMPARSE_NIMBUS"),
 )
 ZOOKEEPER = EnvVar(
     "SCHEDULER_PY_ZOOKEEPER",
-    "ZooKeeper HOST:PORT[,HOST:PORT...] when neither `--zookeeper` nor storm.yaml names it",
+    "ZooKeeper HOST:PORT[,HOST:PORT...] when `--zookeeper` is not given (before storm.yaml; "
+    "not read by `serve`)",
 )
 SECRET = EnvVar("SCHEDULER_PY_SECRET", "the operator secret itself (`replan`, `trigger`)")
 SECRET_FILE = EnvVar(
