@@ -30,14 +30,32 @@ FOREIGN = {
 }
 
 
+def _constant_value(node: ast.AST) -> str | None:
+    """``"text"``, or ``env.VAR.name`` (a name of scheduler_py/config/env.py) as its text."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if (
+        isinstance(node, ast.Attribute)
+        and node.attr == "name"
+        and isinstance(node.value, ast.Attribute)
+        and isinstance(node.value.value, ast.Name)
+        and node.value.value.id == "env"
+    ):
+        var = getattr(env, node.value.attr, None)
+        return var.name if isinstance(var, env.EnvVar) else None
+    return None
+
+
 def _constants(tree: ast.Module) -> dict[str, str]:
-    """Module-level ``NAME = "text"`` assignments."""
+    """Module-level ``NAME = "text"`` and ``NAME = env.VAR.name`` assignments."""
     found = {}
     for node in tree.body:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
-            for target in node.targets:
-                if isinstance(target, ast.Name) and isinstance(node.value.value, str):
-                    found[target.id] = node.value.value
+        value = _constant_value(node.value) if isinstance(node, ast.Assign) else None
+        if value is None:
+            continue
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                found[target.id] = value
     return found
 
 
@@ -48,11 +66,9 @@ def _environ_reads(path: Path) -> list[tuple[int, str | None]]:
     constants = _constants(tree)
 
     def name_of(node: ast.AST) -> str | None:
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            return node.value
         if isinstance(node, ast.Name):
             return constants.get(node.id)
-        return None
+        return _constant_value(node)
 
     def is_environ(node: ast.AST) -> bool:
         return (isinstance(node, ast.Attribute) and node.attr == "environ") or (
@@ -95,7 +111,21 @@ def test_every_variable_the_runtime_reads_is_listed_or_another_programs():
 
 def test_the_scan_finds_reads():
     reads = {name for path in _runtime_sources() for _, name in _environ_reads(path)}
-    assert {"SCHEDULER_PY_SECRET_FILE", "XDG_STATE_HOME"} <= reads
+    assert {"SCHEDULER_PY_SECRET_FILE", "SCHEDULER_PY_ZK_DIGEST_FILE", "XDG_STATE_HOME"} <= reads
+
+
+def test_the_names_are_spelled_once_in_the_runtime():
+    """Every ``SCHEDULER_PY_`` name, and every deprecated one, is written out only in
+    scheduler_py/config/env.py; the modules that read one take it from there."""
+    names = {var.name for var in env.ALL} | {old for var in env.ALL for old in var.deprecated}
+    spelled = []
+    for path in _runtime_sources():
+        if path == PACKAGE / "config" / "env.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Constant) and node.value in names:
+                spelled.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value}")
+    assert not spelled, f"use scheduler_py.config.env instead of spelling the name: {spelled}"
 
 
 def test_every_name_has_the_prefix_and_no_alias_is_shared():

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scheduler_py.config import env
 from scheduler_py.monitoring.masters import master_on_loopback
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ def spark_session(
     for key, value in settings.items():
         builder = builder.config(key, value)
     _SESSION = builder.getOrCreate()
-    _SESSION.sparkContext.setLogLevel(os.environ.get("SCHEDULER_PY_SPARK_LOG_LEVEL", "ERROR"))
+    _SESSION.sparkContext.setLogLevel(env.SPARK_LOG_LEVEL.get() or "ERROR")
     return _SESSION
 
 

@@ -36,12 +36,12 @@ from pathlib import Path
 
 from kazoo.security import ACL, Id, Permissions
 
-from scheduler_py.config import keys
+from scheduler_py.config import env, keys
 from scheduler_py.config.private_files import read_private
 
-DIGEST_FILE_ENV = "SCHEDULER_PY_ZK_DIGEST_FILE"
+DIGEST_FILE_ENV = env.ZK_DIGEST_FILE.name
 """the Python commands' :data:`keys.MONITOR_ZK_DIGEST_FILE`"""
-WORLD_READ_ENV = "SCHEDULER_PY_ZK_WORLD_READ"
+WORLD_READ_ENV = env.ZK_WORLD_READ.name
 """the Python commands' :data:`keys.MONITOR_ZK_WORLD_READ` (``true``/``false``)"""
 
 

@@ -30,10 +30,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from scheduler_py.config import env
 from scheduler_py.config.private_files import create_private, read_private, same_credential
 
-SECRET_ENV = "SCHEDULER_PY_SECRET"
-SECRET_FILE_ENV = "SCHEDULER_PY_SECRET_FILE"
+SECRET_ENV = env.SECRET.name
+SECRET_FILE_ENV = env.SECRET_FILE.name
 FILE_NAME = "operator.secret"
 
 

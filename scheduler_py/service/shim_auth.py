@@ -44,6 +44,7 @@ from typing import Any
 from thriftpy2.protocol import TBinaryProtocolFactory
 from thriftpy2.utils import deserialize, serialize
 
+from scheduler_py.config import env
 from scheduler_py.config.private_files import create_private, read_private
 from scheduler_py.service.wire import wire
 
@@ -54,7 +55,7 @@ REPLY_CONTEXT = b"scheduler-py reply v1\n"
 FRESH_SECS = 120.0
 """how far a sealed snapshot's ``timestamp_ms`` may be from the brain's clock"""
 KEY_FILE_NAME = "shim.key"
-KEY_FILE_ENV = "SCHEDULER_PY_SHIM_KEY_FILE"
+KEY_FILE_ENV = env.SHIM_KEY_FILE.name
 
 
 class ShimAuthError(Exception):
