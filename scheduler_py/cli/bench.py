@@ -16,13 +16,14 @@ import sys
 from typing import Any
 
 from scheduler_py import __version__
+from scheduler_py.cli import exit_codes
 
 DISTRIBUTION = "scheduler-py-bench"
 """the distribution that carries ``scheduler_py.bench`` and ``scheduler_py.devtools``"""
 
 HELP = "run a benchmark by name (or 'all'); --list shows them"
 
-MISSING_STATUS = 78
+MISSING_STATUS = exit_codes.CONFIG
 """the exit status without the benchmarks: a missing extra is a configuration that cannot be
 used (BSD ``sysexits.h`` EX_CONFIG, as for every command, docs/configuration.md)"""
 
