@@ -37,7 +37,7 @@ from scheduler_py.cli.cluster_options import (
     duration_seconds,
     resolve,
 )
-from scheduler_py.cli.exit_codes import CONFIG, UNAVAILABLE, CommandError
+from scheduler_py.cli.exit_codes import CONFIG, FAILED, OK, UNAVAILABLE, CommandError
 from scheduler_py.config import parse_key_values
 from scheduler_py.reconfig.history import TERMINAL
 from scheduler_py.service.auth import SECRET_ENV, SecretError, load_secret, secret_file
@@ -166,7 +166,7 @@ def _call(
         return call_brain(address, method, *args, timeout_ms=timeout_ms, read_secret=read_secret)
     except BrainNotProven as error:  # the secret was not sent (service/client.py)
         print(f"scheduler-py {method}: {error}", file=sys.stderr)
-        raise SystemExit(1) from None
+        raise SystemExit(FAILED) from None
     except BrainUnreachable as error:
         raise CommandError(
             f"cannot reach the brain at {address} ({error}); is `scheduler-py "
@@ -175,7 +175,7 @@ def _call(
         ) from None
     except wire().BrainError as error:
         print(f"scheduler-py {method}: the brain refused: {error.message}", file=sys.stderr)
-        raise SystemExit(1) from None
+        raise SystemExit(FAILED) from None
 
 
 # -- rendering ----------------------------------------------------------------------------
@@ -362,10 +362,10 @@ def _follow(args: argparse.Namespace, entry_id: str) -> int:
                 pause = entry.get("pause_secs")
                 detail = f"; spouts paused {pause:.1f}s" if isinstance(pause, int | float) else ""
                 print(f"{entry['state']}{detail}: {entry.get('reason', '')}".rstrip(": "))
-                return 0 if entry["state"] == "completed" else 1
+                return OK if entry["state"] == "completed" else FAILED
         time.sleep(1.0)
     print(f"still running after {args.timeout:g}s; see `scheduler-py history {args.topology}`")
-    return 1
+    return FAILED
 
 
 def history_main(argv: list[str]) -> int:

@@ -182,7 +182,8 @@ class _Reader:
     def _refuse(self, key: str, expected: str, found: Any) -> StormConfError:
         return StormConfError(
             f"{self.where}: {key} must be {expected}, found {found!r}; fix that line of the "
-            "file (Storm reads the same value), or override it with the command's flag"
+            "file (Storm reads the same value), or point --storm-conf at another file "
+            "(--no-storm-conf: read none)"
         )
 
     def hosts(self, key: str) -> tuple[str, ...] | None:
