@@ -8,8 +8,8 @@ import json
 import os
 import signal
 
-from scheduler_py.nimbus.placement_table import compare, latest_plan, planned_slots
 from scheduler_py.devtools.storm_daemon import start_daemon
+from scheduler_py.nimbus.placement_table import compare, latest_plan, planned_slots
 from tests.cluster.waiting import machine_timeout, wait_until
 
 
