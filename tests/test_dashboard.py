@@ -402,11 +402,15 @@ def test_package_data_ships_every_template_and_asset():
     assert sorted(set(files) - shipped) == []
 
 
-def test_dashboard_command_binds_localhost_by_default():
+def test_dashboard_command_binds_localhost_by_default(monkeypatch):
     from scheduler_py.cli import build_parser
+    from scheduler_py.cli.cluster_options import resolve
 
+    # the brain's address is resolved at run time: --brain, $SCHEDULER_PY_BRAIN, storm.yaml
+    for name in ("SCHEDULER_PY_BRAIN", "SCHEDULER_BRAIN", "STORM_CONF_DIR", "STORM_HOME"):
+        monkeypatch.delenv(name, raising=False)
     args = build_parser().parse_args(["dashboard"])
-    assert (args.host, args.port, args.brain, args.token_file) == (
+    assert (args.host, args.port, resolve(args).brain, args.token_file) == (
         "127.0.0.1",
         8627,
         "127.0.0.1:9627",
