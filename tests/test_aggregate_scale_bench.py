@@ -50,3 +50,16 @@ def test_small_run_writes_the_summary(tmp_path, capsys):
         assert cycle["records_in_window"] == 6 * entry["workers"]
     assert (tmp_path / "aggregate_scale.png").read_bytes()[:4] == b"\x89PNG"
     assert "targets:" in capsys.readouterr().out
+
+
+def test_this_process_is_sampled_finer_than_proc_ticks():
+    import os
+    import time
+
+    sampler = CpuSampler(pid=os.getpid(), exclude=set())
+    sampler.sample()
+    started = time.process_time()
+    while time.process_time() - started < 0.002:  # 2 ms of CPU: less than one /proc tick
+        pass
+    sampler.sample()
+    assert sampler.cpu_seconds >= 0.0015
