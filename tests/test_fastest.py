@@ -7,13 +7,21 @@ import dataclasses
 import random
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from scheduler_py.algorithms import registry
-from scheduler_py.algorithms.fastest import conf_params, model_inputs
+from scheduler_py.algorithms.fastest import (
+    _node_key,
+    canonical_problem,
+    conf_params,
+    model_inputs,
+    shortlist,
+)
 from scheduler_py.bench.cluster_links import model_topology
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.throughput import throughput
-from scheduler_py.model.types import Node, Problem
+from scheduler_py.model.types import Component, Edge, Node, Problem, Topology
 
 EMULATED = {"payload_bytes": 8192.0, "host_mbit": 100.0, "max_spout_pending": 1000}
 """the emulated network of ``README.md`` ("Evaluation on an emulated network")"""
@@ -179,3 +187,54 @@ def test_bench_cluster_runs_the_brain_with_nothing_set_per_topology() -> None:
     assert spec.brain
     assert spec.topology_conf == {}
     assert network_conf(spec, 100.0, 50.0, 8192) == {}
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([0.0, 50.0, 100.0, 400.0]),
+            st.integers(0, 4),
+            st.sampled_from([512.0, 4096.0]),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    st.integers(1, 90),
+    st.integers(1, 3),
+    st.integers(1, 120),
+    st.integers(1, 40),
+    st.sampled_from([0.0, 20_000.0, 200_000.0]),
+)
+@example([(100.0, 4, 512.0)], 60, 1, 10, 3, 200_000.0)  # memory decides: every node
+@example([(400.0, 4, 4096.0), (0.0, 0, 512.0)], 90, 1, 120, 40, 0.0)
+def test_canonical_problem_is_the_shortlist_of_a_fresh_sort(
+    kinds: list[tuple[float, int, float]],
+    size: int,
+    racks: int,
+    executors: int,
+    workers: int,
+    memory: float,
+) -> None:
+    # clusters of up to 90 nodes of a few kinds, one to three racks: the shortlist of a large
+    # cluster of one rack is a walk over its first nodes (fastest._first_fitting)
+    nodes = tuple(
+        Node(f"s{i:03d}", cpu, slots=slots, memory_mb=node_memory, rack=f"/r{i % racks}")
+        for i, (cpu, slots, node_memory) in ((i, kinds[i % len(kinds)]) for i in range(size))
+    )
+    topology = Topology(
+        "t",
+        (
+            Component("spout", 1, 10.0, 256.0, is_spout=True),
+            Component("bolt", executors, 50.0, memory),
+        ),
+        (Edge("spout", "bolt", 1.0),),
+        workers=workers,
+    )
+    problem = Problem(nodes, topology)
+    expected = shortlist(problem, sorted(problem.nodes, key=_node_key))
+    canonical, back = canonical_problem(problem)
+    assert [back[n.id] for n in canonical.nodes] == [n.id for n in expected]
+    assert [(n.cpu, n.slots, n.memory_mb, n.rack) for n in canonical.nodes] == [
+        (n.cpu, n.slots, n.memory_mb, n.rack) for n in expected
+    ]

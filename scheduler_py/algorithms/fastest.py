@@ -114,7 +114,12 @@ def canonical_problem(problem: Problem) -> tuple[Problem, dict[str, str]]:
     relative order), cut to a shortlist on large clusters (:func:`shortlist`), and the map
     from the new names back to the node ids."""
     every = _ORDER.ordered(problem.table)
-    ordered = shortlist(problem, every)
+    one_rack = every[0].rack == every[-1].rack  # sorted by rack first
+    usable = len(problem.usable_nodes)
+    if one_rack and usable > SHORTLIST_ABOVE:
+        ordered = _first_fitting(problem, every)
+    else:
+        ordered = shortlist(problem, every)
     current = problem.current
     if current is not None:  # the nodes it runs on stay candidates
         kept = {n.id for n in ordered}
@@ -260,6 +265,27 @@ def shortlist(problem: Problem, ordered: list[Node]) -> list[Node]:
             cpu -= node.cpu
             memory -= node.memory_mb
     return [n for n in ordered if n.id in kept]
+
+
+def _first_fitting(problem: Problem, ordered: list[Node]) -> list[Node]:
+    """:func:`shortlist` of a cluster of one rack with more than :data:`SHORTLIST_ABOVE`
+    usable nodes: its first usable nodes, in order, until the same counts are reached — a
+    walk over the few nodes kept rather than over every node (``tests/test_fastest.py``
+    compares the two)."""
+    topology = problem.topology
+    cpu = SHORTLIST_SPARE * topology.total_cpu
+    memory = SHORTLIST_SPARE * sum(e.memory_mb for e in topology.executors)
+    count = SHORTLIST_NODES + max(1, topology.workers)
+    kept: list[Node] = []
+    for node in ordered:
+        if node.slots <= 0:
+            continue
+        if len(kept) >= count and cpu <= 0 and memory <= 0:
+            break
+        kept.append(node)
+        cpu -= node.cpu
+        memory -= node.memory_mb
+    return kept
 
 
 def conf_params(conf: Mapping[str, Any]) -> dict[str, Any]:
