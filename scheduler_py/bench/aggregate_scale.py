@@ -72,20 +72,24 @@ class CpuSampler(PeriodicSampler):
         self.samples: list[tuple[float, float]] = []
 
     def sample(self) -> None:
-        excluded = sum(tree_cpu_seconds(p) for p in self.exclude)
-        if self.pid != os.getpid():
-            cpu = tree_cpu_seconds(self.pid)
-        else:
-            # this process to the nanosecond instead of /proc's 10 ms ticks (a cycle on the
-            # driver takes a few of them): its ticks out of the tree, read until no tick
-            # fell between the two reads
-            for _ in range(10):
-                ticks = _own_ticks_seconds()
-                tree = tree_cpu_seconds(self.pid)
-                if _own_ticks_seconds() == ticks:
-                    break
-            cpu = tree - ticks + time.process_time()
-        self.samples.append((time.monotonic(), cpu - excluded))
+        # /proc counts in 10 ms ticks: the tree is read between two reads of what is taken
+        # out of it (this process's ticks, the excluded trees) until no tick fell between
+        # them; this process itself is then counted to the nanosecond (a cycle on the driver
+        # takes a few ticks)
+        own = self.pid == os.getpid()
+
+        def outside() -> tuple[float, float]:
+            ticks = _own_ticks_seconds() if own else 0.0
+            return ticks, sum(tree_cpu_seconds(p) for p in self.exclude)
+
+        for _ in range(10):
+            before = outside()
+            tree = tree_cpu_seconds(self.pid)
+            if outside() == before:
+                break
+        ticks, excluded = before
+        cpu = tree - excluded + (time.process_time() - ticks if own else 0.0)
+        self.samples.append((time.monotonic(), cpu))
 
     @property
     def cpu_seconds(self) -> float:
