@@ -599,7 +599,9 @@ def _filled(state: _Round, capacity: Mapping[str, float]) -> tuple[float, str, d
                     demand[resource] += amount
         if not demand:
             return math.inf, first, {}
-        step, limit = min((max(0.0, residual[r]) / demand[r], r) for r in sorted(demand))
+        steps = {r: max(0.0, residual[r]) / amount for r, amount in demand.items()}
+        step = min(steps.values())
+        limit = min(r for r, value in steps.items() if value <= step * (1 + RATE_TIE))
         for spout in active:
             rate[spout] += step
         for resource, amount in demand.items():
