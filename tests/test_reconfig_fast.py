@@ -1,5 +1,6 @@
-"""Issue 17's controller logic: drain counting only fresh publications, the rebalance path
-confirmed by Nimbus's assignment, staging, and the measured gain with its back-off."""
+"""The fast reconfiguration path's controller logic: drain counting only fresh publications,
+the rebalance path confirmed by Nimbus's assignment, staging, the measured gain with its
+back-off, and what the history says when a plan did not take effect."""
 
 from __future__ import annotations
 
@@ -10,7 +11,13 @@ import pytest
 from scheduler_py.model.types import WorkerSlot
 from scheduler_py.reconfig import measured_gain
 from scheduler_py.reconfig.controller import Controller
-from scheduler_py.reconfig.execution import Steps, drain, old_workers_gone, spout_workers
+from scheduler_py.reconfig.execution import (
+    Steps,
+    drain,
+    old_workers_gone,
+    placement_now,
+    spout_workers,
+)
 from scheduler_py.reconfig.history import History
 from scheduler_py.reconfig.staging import _apply, restart_limit, slot_groups, stage
 from scheduler_py.reconfig.trigger import TriggerConfig
@@ -393,3 +400,29 @@ def test_a_supervisor_that_cannot_be_synced_only_delays_the_resume(tmp_path, cap
     # s3's workers published no Thrift port: not even tried; the others were refused
     assert len(refused) == len({"s1", "s2"} - kept)
     assert all("own sync timer" in r.getMessage() for r in refused)
+
+
+class AssigningNimbus(FakeNimbus):
+    """Nimbus whose assignment is a fixed set of (task start, task end, supervisor, port)."""
+
+    def __init__(self, assigned):
+        super().__init__()
+        self.assigned = assigned
+
+    def assignment(self, name):
+        return self.assigned
+
+
+def test_a_plan_not_in_effect_says_unchanged_only_when_nimbus_shows_the_running_placement():
+    topo = wordcount(current=SPREAD, needs_scheduling=False)
+    proposal = propose(view_of(_cluster(topo)), "td", {})
+    running = frozenset(
+        (p.executor.task_start, p.executor.task_end, p.supervisor_id, p.port) for p in topo.current
+    )
+    unchanged = placement_now(_steps(None, AssigningNimbus(running)), proposal)
+    assert unchanged == "with the placement unchanged"
+    elsewhere = frozenset((s, e, "s3", 6702) for s, e, _, _ in running)
+    fallback = placement_now(_steps(None, AssigningNimbus(elsewhere)), proposal)
+    assert "Storm chose" in fallback and "unchanged" not in fallback
+    unknown = placement_now(_steps(None, AssigningNimbus(None)), proposal)
+    assert "cannot show" in unknown and "unchanged" not in unknown

@@ -53,9 +53,10 @@ from scheduler_py.config import keys
 from scheduler_py.reconfig.drain import check_drain
 from scheduler_py.reconfig.trigger import TriggerConfig
 from scheduler_py.scheduling.interfaces import ArmedPlan, LiveWorker, TopologyControl
-from scheduler_py.scheduling.proposal import Proposal
+from scheduler_py.scheduling.proposal import Proposal, running_placement
 from scheduler_py.scheduling.routing import routing_summary
 from scheduler_py.scheduling.state import ClusterState
+from scheduler_py.scheduling.verified import storm_rows
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +129,7 @@ def carry_out(
                 "state": "rolled_back",
                 "reason": f"Nimbus did not put the plan in effect within "
                 f"{config.apply_timeout_secs:g}s ({how}; see the topology's scheduler "
-                "status); resumed with the placement unchanged",
+                f"status); resumed {placement_now(steps, proposal)}",
             }
             return outcome
         blocked_at = deactivated_at
@@ -272,6 +273,22 @@ def wait_in_effect(steps: Steps, name: str, proposal: Proposal, timeout: float) 
             return False, "the topology stayed REBALANCING"
         steps.sleep(NIMBUS_POLL_SECS)
     return True, "a round's snapshot"
+
+
+def placement_now(steps: Steps, proposal: Proposal) -> str:
+    """How the topology is placed after a plan that did not take effect: the rebalance still
+    ran a round, where the shim may have rejected the plan and left the topology to Storm's
+    fallback, so "unchanged" is said only when Nimbus's assignment shows the running one."""
+    try:
+        assigned = steps.nimbus.assignment(proposal.topology_id)
+    except Exception as error:  # Nimbus away: say so rather than guess
+        return f"with a placement Nimbus could not show ({type(error).__name__}: {error})"
+    if assigned is None:
+        return "with the placement that round left (Nimbus cannot show it on this cluster)"
+    running = storm_rows(proposal.view, running_placement(proposal.view))
+    if set(assigned) == {(s, e, sup, port) for s, e, _, sup, port in running}:
+        return "with the placement unchanged"
+    return "with a placement Storm chose, neither the plan nor the one before"
 
 
 def resumes_early(proposal: Proposal) -> bool:
