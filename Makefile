@@ -21,7 +21,7 @@ TOPOLOGIES_SOURCES := $(shell find topologies/jvm/src/main -type f 2>/dev/null) 
 help:
 	@echo "make demo     - set everything up, start a local Storm cluster scheduled by the brain, run word count"
 	@echo "make test     - lint + Java unit tests + Python tests (incl. real-cluster integration tests)"
-	@echo "make dist     - the release artifacts in dist/: the brain's wheel and sdist, storm-scheduler-py-VERSION.jar"
+	@echo "make dist     - the release artifacts in dist/: the brain's wheel and sdist, scheduler-py-bench's, storm-scheduler-py-VERSION.jar"
 	@echo "make thrift-java - regenerate the shim's committed Java Thrift code after a change to scheduler.thrift"
 	@echo "make bench    - benchmarks (tables beside the papers' numbers, PNGs in bench-results/)"
 	@echo "make bench-cluster - DefaultScheduler vs RAS vs the brain on a local cluster (BENCH_ARGS=--quick)"
