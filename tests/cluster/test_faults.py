@@ -300,9 +300,18 @@ def test_zookeeper_restart_monitor_aggregation_and_brain_recover_without_restart
         assert "ZooKeeper" in noticed, f"the declared costs do not say why: {noticed}"
         time.sleep(max(0.0, 10 - (time.monotonic() - down_started)))  # down ≥ 10 s
         started_ms = int(time.time() * 1000)
-        cluster.start_zookeeper()
+        zookeeper = cluster.start_zookeeper()
         started = time.monotonic()
         down = started - down_started
+        # ZooKeeper itself first, so that a ZooKeeper that does not come back is told apart
+        # from a monitor, an aggregation or a brain that does not recover
+        wait_until(
+            lambda: zookeeper.poll() is not None or probe.look(lambda s: True),
+            machine_timeout(120),
+            "ZooKeeper to accept connections again after its restart",
+            lambda: _zookeeper_tail(cluster),
+        )
+        assert zookeeper.poll() is None, f"ZooKeeper exited on restart: {_zookeeper_tail(cluster)}"
 
         first_after: list[int] = []
 
@@ -364,6 +373,13 @@ def test_zookeeper_restart_monitor_aggregation_and_brain_recover_without_restart
         restarted = restart_exited_supervisors(cluster)
         if restarted:
             print(f"zookeeper restart: supervisor(s) {restarted} had exited; started again")
+
+
+def _zookeeper_tail(cluster) -> str:
+    """The end of the restarted ZooKeeper's output (``logs/zookeeper.out``)."""
+    out = cluster.directory / "logs" / "zookeeper.out"
+    lines = out.read_text(errors="replace").splitlines() if out.exists() else ["(no output)"]
+    return "\n".join(lines[-15:])
 
 
 def _trigger_stale(cluster, name: str) -> str:
