@@ -15,12 +15,17 @@ own bounds (``scheduler_py/dashboard/limits.py``):
 :func:`serve` blocks until the process is stopped. Ctrl-C, or an exception raised in the
 main thread by a SIGTERM handler (``scheduler_py/cli/termination.py``), stops it: the
 listening socket and every connection are closed and the worker threads are given
-:data:`SHUTDOWN_GRACE_SECS` to finish the requests they are handling.
+:data:`SHUTDOWN_GRACE_SECS` to finish the requests they are handling. waitress's event loop
+runs in a thread of its own and the main thread only waits for it, because the loop's
+dispatchers catch every exception raised in them (``waitress/wasyncore.py``): a SIGTERM
+exception raised while the loop was in a dispatcher would be logged there and serving would
+go on.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -40,6 +45,8 @@ CHANNEL_TIMEOUT_SECS = 60
 """an idle connection is closed after this"""
 SHUTDOWN_GRACE_SECS = 5
 """how long a stop waits for the requests being handled"""
+WAIT_SLICE_SECS = 0.5
+"""the main thread's wait for the server loop, in slices (a signal handler runs between)"""
 
 
 def serve(
@@ -74,6 +81,7 @@ def serve(
         for address, bound_port in getattr(server, "effective_listen", None)
         or [(server.effective_host, server.effective_port)]
     ]
+    loop = threading.Thread(target=server.run, name="dashboard-server", daemon=True)
     try:
         if on_listening is not None:
             on_listening(listening)
@@ -83,7 +91,14 @@ def serve(
             THREADS,
             CONNECTION_LIMIT,
         )
-        server.run()  # returns on KeyboardInterrupt (waitress shuts its threads down then)
+        loop.start()
+        while loop.is_alive():
+            loop.join(WAIT_SLICE_SECS)  # SIGTERM and Ctrl-C arrive here, in the main thread
     finally:
+        if loop.is_alive():
+            # the loop closes the listening sockets and every open connection, then ends
+            server.trigger.pull_trigger(lambda: wasyncore.close_all(channels))
+            loop.join(SHUTDOWN_GRACE_SECS)
+        else:
+            wasyncore.close_all(channels)
         server.task_dispatcher.shutdown(timeout=SHUTDOWN_GRACE_SECS)
-        wasyncore.close_all(channels)  # the listening sockets and every open connection
