@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -104,3 +106,20 @@ def test_the_reference_documents_every_status():
     assert exit_codes.markdown_table() in text, (
         "docs/configuration.md's exit status table differs from scheduler_py/cli/exit_codes.py"
     )
+
+
+def test_a_reader_that_stops_reading_is_not_an_error_message():
+    """`scheduler-py history | grep -q …` closes the pipe early: no "[Errno 32]" line."""
+    script = (
+        "import builtins, sys\n"
+        "from scheduler_py import cli\n"
+        "def closed(*args, **kwargs):\n"
+        "    raise BrokenPipeError(32, 'Broken pipe')\n"
+        "builtins.print = closed\n"
+        "sys.exit(cli.main(['algorithms']))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == exit_codes.FAILED
+    assert "Broken pipe" not in done.stderr and "Traceback" not in done.stderr, done.stderr

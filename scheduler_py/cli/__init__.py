@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -387,6 +388,9 @@ def main(argv: list[str] | None = None) -> int:
         status, message = exit_codes.USAGE, str(error)
     except SchedulingError as error:  # a problem document that is invalid or cannot be placed
         status, message = exit_codes.DATA_ERROR, str(error)
+    except BrokenPipeError:  # the reader of the output stopped reading (`| head`, `| grep -q`)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
+        return exit_codes.FAILED
     except ConnectionError as error:  # Nimbus, the brain: NimbusUnreachable, BrainUnreachable
         status, message = exit_codes.UNAVAILABLE, str(error)
     except OSError as error:
