@@ -35,6 +35,7 @@ from scheduler_py.cli.cluster_options import (
     DEFAULT_ZOOKEEPER,
     add_monitor_root_argument,
     add_storm_conf_arguments,
+    add_zookeeper_argument,
     duration_ms,
     nimbus_text,
     resolve,
@@ -98,12 +99,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="extra Spark setting, repeatable (e.g. spark.driver.memory=2g)",
     )
-    parser.add_argument(
-        "--zookeeper",
-        metavar="HOST:PORT[,HOST:PORT...]",
-        help="default $SCHEDULER_PY_ZOOKEEPER, else storm.yaml's storm.zookeeper.servers and "
-        f"storm.zookeeper.port, else {DEFAULT_ZOOKEEPER}",
-    )
+    add_zookeeper_argument(parser)
     parser.add_argument(
         "--zookeeper-timeout",
         type=parse_duration,

@@ -51,6 +51,26 @@ def add_storm_conf_arguments(parser: argparse.ArgumentParser, explicit_only: boo
     )
 
 
+def add_nimbus_argument(parser: argparse.ArgumentParser) -> None:
+    """``--nimbus`` as the commands that only read from Nimbus take it (see :func:`resolve`)."""
+    parser.add_argument(
+        "--nimbus",
+        metavar="HOST:PORT[,HOST:PORT...]",
+        help="Nimbus, the leader of several (default $SCHEDULER_PY_NIMBUS, else storm.yaml's "
+        f"nimbus.seeds and nimbus.thrift.port, else {DEFAULT_NIMBUS})",
+    )
+
+
+def add_zookeeper_argument(parser: argparse.ArgumentParser) -> None:
+    """``--zookeeper`` as the commands that need one take it (see :func:`resolve`)."""
+    parser.add_argument(
+        "--zookeeper",
+        metavar="HOST:PORT[,HOST:PORT...]",
+        help="default $SCHEDULER_PY_ZOOKEEPER, else storm.yaml's storm.zookeeper.servers and "
+        f"storm.zookeeper.port, else {DEFAULT_ZOOKEEPER}",
+    )
+
+
 def add_monitor_root_argument(parser: argparse.ArgumentParser) -> None:
     """``--monitor-root`` (and the older ``--root``, kept as a hidden alias)."""
     parser.add_argument(

@@ -18,7 +18,9 @@ from scheduler_py.cli.cluster_options import (
     DEFAULT_NIMBUS,
     DEFAULT_ZOOKEEPER,
     add_monitor_root_argument,
+    add_nimbus_argument,
     add_storm_conf_arguments,
+    add_zookeeper_argument,
     duration_seconds,
     resolve,
 )
@@ -31,18 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The options of ``scheduler-py metrics``."""
     parser = argparse.ArgumentParser(prog="scheduler-py metrics")
     parser.add_argument("topology", help="topology name or id")
-    parser.add_argument(
-        "--nimbus",
-        metavar="HOST:PORT[,HOST:PORT...]",
-        help="Nimbus, the leader of several (default $SCHEDULER_PY_NIMBUS, else storm.yaml's "
-        f"nimbus.seeds and nimbus.thrift.port, else {DEFAULT_NIMBUS})",
-    )
-    parser.add_argument(
-        "--zookeeper",
-        metavar="HOST:PORT[,HOST:PORT...]",
-        help="default $SCHEDULER_PY_ZOOKEEPER, else storm.yaml's storm.zookeeper.servers and "
-        f"storm.zookeeper.port, else {DEFAULT_ZOOKEEPER}",
-    )
+    add_nimbus_argument(parser)
+    add_zookeeper_argument(parser)
     add_monitor_root_argument(parser)
     add_storm_conf_arguments(parser)
     parser.add_argument(

@@ -6,7 +6,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from scheduler_py.cli.cluster_options import DEFAULT_NIMBUS, add_storm_conf_arguments, resolve
+from scheduler_py.cli.cluster_options import (
+    DEFAULT_NIMBUS,
+    add_nimbus_argument,
+    add_storm_conf_arguments,
+    resolve,
+)
 from scheduler_py.nimbus import NimbusCtl, parse_addresses
 from scheduler_py.nimbus.placement_table import render
 
@@ -14,12 +19,7 @@ from scheduler_py.nimbus.placement_table import render
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scheduler-py placement")
     parser.add_argument("topology", help="topology name")
-    parser.add_argument(
-        "--nimbus",
-        metavar="HOST:PORT[,HOST:PORT...]",
-        help="Nimbus, the leader of several (default $SCHEDULER_PY_NIMBUS, else storm.yaml's "
-        f"nimbus.seeds and nimbus.thrift.port, else {DEFAULT_NIMBUS})",
-    )
+    add_nimbus_argument(parser)
     add_storm_conf_arguments(parser)
     parser.add_argument(
         "--plan-log", default="build/cluster/logs/brain-plans.jsonl", help="the brain's plan log"
