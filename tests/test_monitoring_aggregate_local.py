@@ -1,12 +1,11 @@
 """The aggregation on the driver (``monitoring/aggregate_local.py``) gives what the Spark query
-(``monitoring/aggregate.py``) gives: the recorded golden documents, every table row for row on
-the hand-built scenarios of ``test_monitoring_aggregate.py``, on counts-mode records and on
-random records (duplicates, moved executors, unknown sources and destinations); and the job
-picks the engine by input size."""
+(``monitoring/aggregate.py``) gives: every table row for row on the hand-built scenarios of
+``test_monitoring_aggregate.py``, on counts-mode records and on random records (duplicates,
+moved executors, unknown sources and destinations); and the job picks the engine by input
+size. Both engines against the recorded golden documents: ``test_monitoring_golden.py``."""
 
 from __future__ import annotations
 
-import json
 import math
 import random
 
@@ -14,7 +13,7 @@ import pytest
 
 from scheduler_py.monitoring.aggregate import aggregate_frames, aggregate_rows, frames_from_rows
 from scheduler_py.monitoring.aggregate_local import aggregate_local, input_rows
-from scheduler_py.monitoring.documents import Tables, build_documents, parse_windows
+from scheduler_py.monitoring.documents import Tables, parse_windows
 from scheduler_py.monitoring.job import DRIVER_MAX_ROWS, JobConfig
 from scheduler_py.monitoring.records import (
     ExecutorSample,
@@ -27,7 +26,6 @@ from scheduler_py.monitoring.spark import spark_session
 from scheduler_py.monitoring.synthetic_counts import SHAPES, Layout, chain, simulate
 from scheduler_py.monitoring.traffic_source import estimate_topologies
 from tests import test_monitoring_aggregate as scenarios_module
-from tests.test_monitoring_golden import load, recorded, same  # noqa: F401 (fixture)
 
 NOW = 1_800_000_000_000
 WINDOW = 60_000
@@ -77,22 +75,6 @@ def both(flat: FlatRecords, now: int = NOW, window: int = WINDOW) -> tuple[Table
     problems = _differences(spark, aggregate_rows(session, flat, now, window))
     assert not problems, "the job's Spark path: " + "\n".join(problems[:20])
     return spark, aggregate_local(flat, now - window)
-
-
-@pytest.mark.parametrize("traffic", ["all records", "in-window records only"])
-def test_golden_documents_on_the_driver(recorded, traffic):  # noqa: F811
-    now, window, windows = recorded
-    parsed = parse_windows(windows)
-    after = now - window if traffic == "in-window records only" else None
-    tables = aggregate_local(flatten(parsed.records, traffic_after_ms=after), now - window)
-    topologies = sorted({w.topology_id for w in windows})
-    documents = json.loads(
-        json.dumps(build_documents(tables, topologies, now, window, parsed.corrupt))
-    )
-    expected = load("aggregate-golden-documents.json.gz")
-    assert sorted(documents) == sorted(expected)
-    problems = same(expected, documents)
-    assert not problems, "\n".join(problems[:20])
 
 
 def test_hand_built_scenarios_row_for_row():

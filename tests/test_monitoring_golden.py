@@ -1,4 +1,4 @@
-"""The aggregation's output is unchanged by its rewrite for cost (issue 20).
+"""The aggregation's output is unchanged by its rewrites for cost, on Spark and on the driver.
 
 ``tests/data/aggregate-golden-input.json.gz`` holds recorded window znodes: every scenario of
 ``test_monitoring_aggregate.py`` (window edges, duplicates, out-of-order, partial observation,
@@ -6,7 +6,8 @@ unknown destinations, corrupt records) plus a 40-executor synthetic topology wit
 re-published window. ``aggregate-golden-documents.json.gz`` holds the documents the
 aggregation wrote for them before its rewrite (one Spark job per table, rows pickled through
 Python workers; recorded by ``tests/data/record_aggregate_golden.py``). The current job must
-produce the same documents: every table, every row, every field.
+produce the same documents: every table, every row, every field, on both of its engines
+(``monitoring/aggregate.py`` on Spark, ``monitoring/aggregate_local.py`` on the driver).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from scheduler_py.monitoring.aggregate import aggregate_rows
+from scheduler_py.monitoring.aggregate_local import aggregate_local
 from scheduler_py.monitoring.documents import build_documents, parse_windows
 from scheduler_py.monitoring.records import flatten
 from scheduler_py.monitoring.spark import spark_session
@@ -70,13 +72,17 @@ def recorded():
     return payload["now_ms"], payload["window_ms"], windows
 
 
+@pytest.mark.parametrize("engine", ["spark", "driver"])
 @pytest.mark.parametrize("traffic", ["all records", "in-window records only"])
-def test_documents_equal_the_recorded_ones(recorded, traffic):
+def test_documents_equal_the_recorded_ones(recorded, traffic, engine):
     now, window, windows = recorded
     parsed = parse_windows(windows)
     after = now - window if traffic == "in-window records only" else None
     flat = flatten(parsed.records, traffic_after_ms=after)
-    tables = aggregate_rows(spark_session("local[2]"), flat, now, window)
+    if engine == "spark":
+        tables = aggregate_rows(spark_session("local[2]"), flat, now, window)
+    else:
+        tables = aggregate_local(flat, now - window)
     topologies = sorted({w.topology_id for w in windows})
     documents = json.loads(
         json.dumps(build_documents(tables, topologies, now, window, parsed.corrupt))
