@@ -58,6 +58,17 @@ def test_the_peer_gets_nothing_of_ours_and_workers_run_c2_by_default(tmp_path):
         worker_childopts("graal")
 
 
+def test_by_default_the_brain_runs_its_shipped_algorithm_named_by_nobody(tmp_path):
+    from scheduler_py.bench.monitor_overhead import TIMING
+    from scheduler_py.bench.registry import BenchOptions
+    from scheduler_py.config import keys
+
+    settings = TIMING.settings(BenchOptions())
+    assert settings["algorithm"] == keys.DEFAULT_ALGORITHM
+    settings["worker_childopts"] = ""
+    assert "scheduler.brain.algorithm" not in variant_conf("B", settings, tmp_path)
+
+
 def test_summary_medians_overheads_and_the_ras_ratio():
     runs = [
         {"variant": "off", "rate": 100.0, "p99_ms": 10.0},

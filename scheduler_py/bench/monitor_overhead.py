@@ -30,7 +30,8 @@ time**, in interleaved order:
   without live counters, ``E`` a hook that does nothing (storm_plugin's ``NoopHook``, reporter
   off: Storm's per-tuple hook dispatch alone).
 
-Ours are placed by the brain's algorithm (``--set algorithm=``, default ``tdls``). After a
+Ours are placed by the brain's shipped default algorithm (``config/keys.py``'s
+``DEFAULT_ALGORITHM``: the topology names none); ``--set algorithm=`` names one. After a
 warm-up, the spout executors' acked counts are read at both ends of the interval, each end
 aligned on a fresh stats heartbeat (:func:`~scheduler_py.bench.local_cluster.step_rate`); the
 spouts write cumulative complete-latency histograms (``bench.latency.dir``), so p50/p99 over
@@ -69,6 +70,7 @@ from scheduler_py.bench.local_cluster import (
 )
 from scheduler_py.bench.registry import BenchOptions
 from scheduler_py.bench.report import Table, fmt, pct
+from scheduler_py.config import keys
 
 NAME = "monitor_overhead"
 PAPER = (
@@ -77,7 +79,7 @@ PAPER = (
 TARGET = 0.03
 P99_TARGET = 0.10
 ORDER, QUICK_ORDER = "ABXRRXBA" * 4, "ABXR"
-TIMING = Timing(warmup=(15.0, 30.0), interval=(20.0, 45.0), algorithm="tdls")
+TIMING = Timing(warmup=(15.0, 30.0), interval=(20.0, 45.0), algorithm=keys.DEFAULT_ALGORITHM)
 """Warm-up and interval seconds (quick, full) and the algorithm (``--set`` overrides)."""
 EVERY = "30s"
 C2_CHILDOPTS = "-Xmx%HEAP-MEM%m -XX:+UseSerialGC -XX:+HeapDumpOnOutOfMemoryError"
@@ -193,11 +195,11 @@ def read_histograms(directory: Path) -> dict[int, Histogram]:
 
 def variant_conf(key: str, settings: Mapping[str, Any], latency_dir: Path) -> dict[str, Any]:
     """The topology conf of one run of variant ``key``: the word count's, the variant's, the
-    latency directory, our algorithm (not for the peer: nothing of ours there) and the extra
-    ``worker_childopts``."""
+    latency directory, our algorithm when it is not the shipped default (and never for the peer:
+    nothing of ours there) and the extra ``worker_childopts``."""
     label, variant = VARIANTS[key]
     conf: dict[str, Any] = {**TOPOLOGY_CONF, **variant, "bench.latency.dir": str(latency_dir)}
-    if label != RAS:
+    if label != RAS and settings["algorithm"] != keys.DEFAULT_ALGORITHM:
         conf["scheduler.brain.algorithm"] = settings["algorithm"]
     if settings["worker_childopts"]:
         conf["topology.worker.childopts"] = settings["worker_childopts"]
