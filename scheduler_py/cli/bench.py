@@ -12,6 +12,7 @@ subcommand works as before. This is the only import of the runtime into ``bench/
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from typing import Any
 
@@ -61,9 +62,20 @@ def add_parser(subcommands: Any) -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
+    """Run the benchmarks; SIGTERM (``kill``, a CI job's timeout) unwinds like Ctrl-C, so a
+    cluster benchmark's ``finally`` stops the clusters it started
+    (scheduler_py/cli/termination.py)."""
     from scheduler_py.bench.cli import run
+    from scheduler_py.cli.termination import Terminated, sigterm_unwinds
 
-    return run(args, args.bench_parser)
+    try:
+        with sigterm_unwinds():
+            return run(args, args.bench_parser)
+    except Terminated:
+        print(
+            "scheduler-py bench: stopped on SIGTERM (what it started is stopped)", file=sys.stderr
+        )
+        return 128 + signal.SIGTERM
 
 
 def _missing(_args: argparse.Namespace) -> int:
