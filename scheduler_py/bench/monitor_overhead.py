@@ -436,7 +436,7 @@ def _summarise(
     ]
     if fields["aggregation_cpu_s_per_min"] is not None:
         notes.append(
-            f"the aggregation's process tree used {fields['aggregation_cpu_s_per_min']:.1f} "
+            f"the aggregation's process tree used {fields['aggregation_cpu_s_per_min']:.2f} "
             "CPU-s per minute (median of the on runs)"
         )
     workers = {label: sorted({len(r["workers"]) for r in by[label]}) for label in labels}
@@ -537,11 +537,13 @@ def _draw(axes: Any, runs: list[dict[str, Any]], medians: dict[str, float | None
     for label, colour in colours.items():
         if medians.get(label) is not None:
             axes.axhline(medians[label], color=colour, linestyle="--", label=f"{label} (median)")
+    axes.figure.set_size_inches(max(6.4, 2.0 + 0.3 * len(runs)), 4.8)
     axes.set_xticks(xs)
-    axes.set_xticklabels([f"{i}\n{r['variant']}" for i, r in zip(xs, runs, strict=True)])
+    axes.set_xticklabels([str(i) for i in xs], fontsize="small")
+    axes.set_xlabel("run, in the order run (bar colour: variant)")
     axes.set_ylabel("acked tuples/s")
     axes.set_title(
-        "JVM word count (C2 workers): monitoring off / default (counts) / exact, and RAS"
-        + (f": default costs {100 * cost:.1f} %" if cost is not None else "")
+        "JVM word count, C2 workers: monitoring off / default (counts) / exact; Storm RAS"
+        + (f"\nthe default costs {100 * cost:.1f} % of the throughput" if cost is not None else "")
     )
     axes.legend(loc="lower right", fontsize="small")
