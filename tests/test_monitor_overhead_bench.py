@@ -3,6 +3,8 @@ acked rates, overhead) compute the right numbers. No cluster is started here."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from scheduler_py.bench.local_cluster import first_steps, mean, step_rate
@@ -169,3 +171,32 @@ def test_deadline_is_the_next_such_time_of_day_in_utc():
     assert deadline("", now=noon) is None
     with pytest.raises(ValueError, match="HH:MM"):
         deadline("25:00", now=noon)
+
+
+def test_emulated_hosts_put_both_clusters_on_six_hosts_and_the_word_count_on_six_workers(
+    tmp_path,
+):
+    from scheduler_py.bench.monitor_overhead import _clusters, hosts_setting
+
+    settings = {"algorithm": "tdls", "worker_childopts": "", "hosts": hosts_setting("Emulated")}
+    assert variant_conf("B", settings, tmp_path)["topology.workers"] == 6
+    assert variant_conf("R", settings, tmp_path)["topology.workers"] == 6
+    clusters = _clusters(tmp_path, variant_order("ABXR"), C2_CHILDOPTS, "emulated")
+    assert set(clusters) == {"ours", "peer"}
+    for cluster in clusters.values():
+        assert cluster.env["EMU_HOSTS"] == "6" and cluster.env["EMU_HOST_CPU"] == "0.5"
+    # distinct port offsets give each cluster its own /21 of 198.18.0.0/15 (cluster-common.sh)
+    assert (
+        clusters["ours"].env["CLUSTER_PORT_OFFSET"] != clusters["peer"].env["CLUSTER_PORT_OFFSET"]
+    )
+    local = {"algorithm": "tdls", "worker_childopts": "", "hosts": hosts_setting("local")}
+    assert variant_conf("B", local, tmp_path)["topology.workers"] == 3
+    plain = _clusters(tmp_path, ["A"], None, "local")["ours"].env
+    assert plain.get("EMU_HOSTS", "0") == os.environ.get("EMU_HOSTS", "0")
+
+
+def test_an_unknown_hosts_setting_names_what_is_expected():
+    from scheduler_py.bench.monitor_overhead import hosts_setting
+
+    with pytest.raises(ValueError, match="expects one of local, emulated, found 'cloud'"):
+        hosts_setting("cloud")

@@ -42,7 +42,12 @@ Options (``--set key=value``): ``warmup``, ``interval`` (seconds), ``order`` (de
 ``ABXRRXBA`` four times: eight runs of each; quick ``ABXR``), ``algorithm``, ``every`` (the
 aggregation period, default 30s), ``aggregation_warmup``, ``deadline`` (``HH:MM`` UTC: no
 run starts after it; the summary covers the runs done), ``compiler`` (``c2`` default, or
-``c1``), ``worker_childopts`` (``topology.worker.childopts`` added for every variant).
+``c1``), ``worker_childopts`` (``topology.worker.childopts`` added for every variant),
+``hosts`` (``local``, the default: every supervisor on this machine's loopback; ``emulated``:
+both clusters' supervisors as six emulated hosts of 0.5 core each in two racks, 100 Mbit/s per
+host and 50 Mbit/s between the racks, ``deploy/emulated-hosts.sh`` via cluster-up's
+``EMU_HOSTS``, each cluster in its own /21 of 198.18.0.0/15, and the word count on
+``topology.workers=6``).
 """
 
 from __future__ import annotations
@@ -120,6 +125,24 @@ AGGREGATING = frozenset({ON, EXACT})
 """Variants that run with the aggregation (resumed for their runs, paused otherwise)."""
 LABELS = (OFF, ON, EXACT, RAS, HOOKS, NO_LIVE, NOOP)
 TOPOLOGY_CONF: dict[str, object] = {"topology.workers": 3, "topology.acker.executors": 1}
+HOSTS: dict[str, tuple[dict[str, str], int]] = {
+    "local": ({}, 3),
+    "emulated": ({"EMU_HOSTS": "6", "EMU_RACKS": "2", "EMU_HOST_CPU": "0.5"}, 6),
+}
+"""``--set hosts=``: cluster-up's environment for both clusters and the word count's
+``topology.workers``. ``emulated`` is docs/monitoring.md's second setting: six hosts of 0.5 core in
+two racks (cluster-up's default links: 100 Mbit/s per host, 50 Mbit/s between racks)."""
+
+
+def hosts_setting(text: str) -> str:
+    """The ``hosts`` setting, checked: one of :data:`HOSTS`."""
+    value = text.strip().lower()
+    if value not in HOSTS:
+        raise ValueError(
+            f"--set hosts= expects one of {', '.join(HOSTS)}, found {text!r}; "
+            "emulated runs both clusters on emulated hosts (needs root)"
+        )
+    return value
 
 
 # --------------------------------------------------------------------------- pure helpers
@@ -199,6 +222,7 @@ def variant_conf(key: str, settings: Mapping[str, Any], latency_dir: Path) -> di
     nothing of ours there) and the extra ``worker_childopts``."""
     label, variant = VARIANTS[key]
     conf: dict[str, Any] = {**TOPOLOGY_CONF, **variant, "bench.latency.dir": str(latency_dir)}
+    conf["topology.workers"] = HOSTS[settings.get("hosts", "local")][1]
     if label != RAS and settings["algorithm"] != keys.DEFAULT_ALGORITHM:
         conf["scheduler.brain.algorithm"] = settings["algorithm"]
     if settings["worker_childopts"]:
@@ -290,7 +314,7 @@ def deadline(text: str, now: float | None = None) -> float | None:
 
 
 def _clusters(
-    scratch: Path, order: Sequence[str], childopts: str | None
+    scratch: Path, order: Sequence[str], childopts: str | None, hosts: str
 ) -> dict[str, LocalCluster]:
     ours = LocalCluster(scratch / "cluster")
     clusters = {"ours": ours}
@@ -305,6 +329,7 @@ def _clusters(
     for cluster in clusters.values():
         if childopts is not None:
             cluster.env["STORM_WORKER_CHILDOPTS"] = childopts
+        cluster.env.update(HOSTS[hosts][0])
     return clusters
 
 
@@ -315,6 +340,7 @@ def run(options: BenchOptions) -> None:
         "every": extra.get("every", EVERY),
         "compiler": str(extra.get("compiler", "c2")).lower(),
         "worker_childopts": str(extra.get("worker_childopts", "")),
+        "hosts": hosts_setting(str(extra.get("hosts", "local"))),
         "aggregation_warmup": float(
             extra.get("aggregation_warmup", TIMING.warmup[0] if options.quick else 60.0)
         ),
@@ -325,7 +351,8 @@ def run(options: BenchOptions) -> None:
 
     report.title("Monitoring overhead (worker monitor + ZooKeeper + aggregation) vs RAS", PAPER)
     report.line(
-        f"JVM word count, topology.workers=3, spout unthrottled, workers on "
+        f"JVM word count on {settings['hosts']} hosts, topology.workers="
+        f"{HOSTS[settings['hosts']][1]}, spout unthrottled, workers on "
         f"{settings['compiler'].upper()}; warm-up {settings['warmup']:g} s, interval "
         f"{settings['interval']:g} s, order {''.join(order)} (A = {OFF}, B = {ON} (counts mode), "
         f"X = {EXACT}, R = {RAS}), algorithm {settings['algorithm']}, aggregation every "
@@ -339,7 +366,7 @@ def run(options: BenchOptions) -> None:
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="monitor-overhead-") as tmp:
         scratch = Path(tmp)
-        clusters = _clusters(scratch, order, childopts)
+        clusters = _clusters(scratch, order, childopts, settings["hosts"])
         try:
             for cluster in clusters.values():
                 cluster.up()
