@@ -1,4 +1,4 @@
-"""The pure measurements of bench reconfig_pause's path comparison (issue 17)."""
+"""The pure measurements of bench reconfig_pause's path comparison (docs/reconfiguration.md)."""
 
 from __future__ import annotations
 

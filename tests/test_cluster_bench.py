@@ -1,4 +1,4 @@
-"""``scheduler-py bench cluster`` (issue 13 item 4): registration, scheduler and topology
+"""``scheduler-py bench cluster`` (docs/evaluation.md): registration, scheduler and topology
 names, the interleaved run order, the brain's predicted traffic from a plan log, the summary
 rows with the issue's field names, the targets. No cluster is started."""
 

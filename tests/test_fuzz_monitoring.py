@@ -1,4 +1,4 @@
-"""Fuzzing what the aggregation and the brain read from ZooKeeper (issue 16, item 3): the
+"""Fuzzing what the aggregation and the brain read from ZooKeeper (docs/reliability.md): the
 worker monitors' window records and live counters, the aggregates and the change-signal
 references, corrupted — random bytes, cut gzip, cut JSON, a JSON value that is not an object,
 wrong types and missing fields drawn by hypothesis — and read through the same code as from a

@@ -1,4 +1,4 @@
-"""Fuzzing the brain's Thrift port (issue 16, item 3): random frames on many connections. Each
+"""Fuzzing the brain's Thrift port (docs/reliability.md): random frames on many connections. Each
 connection whose bytes make no complete ``SchedulerBrain`` call gets exactly one WARNING line
 and no traceback (``BrainServer.handle``, scheduler_py/service/server.py), and the service
 keeps answering scheduling rounds from a client beside the garbage. The rounds' latency with

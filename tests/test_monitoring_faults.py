@@ -1,6 +1,7 @@
-"""Bad input and faults in the aggregation (issue 20): future-dated records are refused and
-counted; ZooKeeper restarting under ``scheduler-py aggregate --every`` costs one warning line
-per failed run, never a traceback, and the next run after it returns aggregates again."""
+"""Bad input and faults in the aggregation (docs/reliability.md): future-dated records are
+refused and counted; ZooKeeper restarting under ``scheduler-py aggregate --every`` costs one
+warning line per failed run, never a traceback, and the next run after it returns aggregates
+again."""
 
 from __future__ import annotations
 

@@ -184,7 +184,7 @@ def test_l1_relative_over_the_union_of_keys():
 
 
 def test_change_signal_weighs_cpu_and_traffic_each_against_its_own_reference():
-    # issue 17: traffic-heavy topology (1000 tuples/s) whose CPU drops by 80 points
+    # a traffic-heavy topology (1000 tuples/s) whose CPU drops by 80 points
     ref = change_vector(doc({(1, 1): 90.0, (2, 2): 10.0}, {((1, 1), (2, 2)): 1000.0}))
     cpu_drop = change_vector(doc({(1, 1): 10.0, (2, 2): 10.0}, {((1, 1), (2, 2)): 1000.0}))
     assert l1_relative(cpu_drop, ref) == pytest.approx(0.4)  # CPU 80 %, traffic 0 %

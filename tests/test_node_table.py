@@ -1,6 +1,6 @@
 """A :class:`NodeTable`'s lookups are the same whether it computed them or derived them from
 another table with :meth:`NodeTable.replaced` (scheduler_py/model/types.py), and the algorithms
-read the same nodes either way (issue 18: a round derives every topology's nodes from the
+read the same nodes either way (scheduling/round.py: a round derives every topology's nodes from the
 last one's)."""
 
 from __future__ import annotations

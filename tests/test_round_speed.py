@@ -1,4 +1,4 @@
-"""What the round's speed-ups (issue 18, the Nimbus round trip) must not change: the nodes a
+"""What the round's speed-ups (docs/evaluation.md) must not change: the nodes a
 topology sees, the bound it reports, the collector left on between calls, and the in-process
 harness's cluster matching the Java bench's."""
 

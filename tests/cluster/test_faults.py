@@ -1,4 +1,4 @@
-"""Faults on the real local cluster (issue 16, item 1), each with its outcome asserted and its
+"""Faults on the real local cluster (docs/reliability.md), each with its outcome asserted and its
 recovery time printed on one line (``recovery: <fault> → <what> in X s``):
 
 * Nimbus killed (SIGKILL) and started again as deploy/cluster-up.sh starts it: the brain gets

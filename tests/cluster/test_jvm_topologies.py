@@ -16,7 +16,7 @@ pytestmark = pytest.mark.cluster
 STATS_PERIOD_S = 5.0
 
 RUNS = {
-    # issue 20's word count (3 workers, 1 acker: the Submit defaults), paced for a shared machine
+    # the JVM word count (3 workers, 1 acker: the Submit defaults), paced for a shared machine
     "jvm-wordcount": ("wordcount", {"bench.spout.rate": 200}),
     # R-Storm's Linear with a 2 KB payload and a little CPU work per tuple
     "jvm-linear": (

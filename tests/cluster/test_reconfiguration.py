@@ -1,4 +1,4 @@
-"""Adaptive re-scheduling on the real local cluster (issue 7).
+"""Adaptive re-scheduling on the real local cluster (docs/reconfiguration.md).
 
 One word count runs through the whole story, in file order (each test builds on the state
 the previous one left; the module fixture owns the topology):
@@ -9,7 +9,7 @@ the previous one left; the module fixture owns the topology):
 2. ``scheduler-py replan --dry-run`` shows a plan and changes nothing in Nimbus;
 3. the test makes the split bolts cheap at runtime (control file): the change trigger fires
    once, the controller drains, Nimbus applies the consolidated ``tdls`` plan at once
-   (``rebalance`` with wait 0, issue 17; Nimbus logs its DO_REBALANCE), not at its timer, only the
+   (``rebalance`` with wait 0; Nimbus logs its DO_REBALANCE), not at its timer, only the
    workers whose executors change restart, the measured inter-worker traffic drops and the
    history records that measured gain; nothing more happens over the next aggregates;
 4. an operator ``replan`` is interrupted by killing the brain (SIGKILL) while it is draining,
@@ -200,7 +200,7 @@ def test_load_drop_triggers_one_reconfiguration_that_cuts_interworker_traffic(st
     assert entry["states"] == ["accepted", "draining", "applying", "resuming", "completed"]
     assert entry["numbers"]["interworker_after"] < entry["numbers"]["interworker_before"]
     assert "drained after" in entry["drain"]
-    # issue 17: Nimbus applied the plan in the immediate round of a `rebalance -w 0` issued on
+    # Nimbus applied the plan in the immediate round of a `rebalance -w 0` issued on
     # the deactivated topology, not at its own timer. How long the pause took is a benchmark's
     # business (`scheduler-py bench reconfig_pause`), not a test's: it is printed only.
     assert f"TRANSITION: {story.topology_id} DO_REBALANCE" in story.nimbus_log(), (

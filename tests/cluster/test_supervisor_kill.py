@@ -1,4 +1,4 @@
-"""A supervisor killed under load, with the message-id ledger (issue 16, item 1).
+"""A supervisor killed under load, with the message-id ledger (docs/reliability.md).
 
 Word count (two spout tasks) runs on the three supervisors of the local cluster, placed by
 the brain with ``even``, its spouts writing every message id to a ledger
