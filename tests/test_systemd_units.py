@@ -113,7 +113,33 @@ def test_the_brain_keeps_its_state_in_its_state_directory():
     state = Path("/var/lib") / _one(unit, "Service", "StateDirectory")
     for path in (args.state_dir, args.shim_key_file, args.secret_file):
         assert Path(path).is_relative_to(state), path
-    assert args.zookeeper and args.nimbus and args.plan_log, "measures, re-places and logs"
+    assert args.plan_log, "logs its plans"
+
+
+@pytest.mark.parametrize("name", sorted(SERVICES))
+def test_every_service_finds_the_cluster_in_the_hosts_storm_yaml(name, tmp_path, monkeypatch):
+    """No address is repeated in a unit: each reads the storm.yaml in ``STORM_CONF_DIR``
+    (the env file's one setting), as the commands resolve it (cli/cluster_options.py)."""
+    from scheduler_py.cli.cluster_options import resolve
+
+    for variable in ("SCHEDULER_PY_ZOOKEEPER", "SCHEDULER_PY_NIMBUS", "SCHEDULER_PY_BRAIN"):
+        monkeypatch.delenv(variable, raising=False)
+    (tmp_path / "storm.yaml").write_text(
+        "storm.zookeeper.servers: [zk1.example, zk2.example]\n"
+        "storm.zookeeper.port: 2182\n"
+        "nimbus.seeds: [nimbus1.example, nimbus2.example]\n"
+        "nimbus.thrift.port: 6628\n"
+    )
+    unit = parse_unit(UNITS / name)
+    argv = [
+        item.replace(_environment(unit)["STORM_CONF_DIR"], str(tmp_path))
+        for item in exec_argv(unit)
+    ]
+    assert "--zookeeper" not in argv and "--nimbus" not in argv, "addresses come from storm.yaml"
+    args = build_parser().parse_args(argv[1:])
+    addresses = resolve(args, explicit_only=SERVICES[name] == "serve")
+    assert addresses.zookeeper == "zk1.example:2182,zk2.example:2182"
+    assert addresses.nimbus == (("nimbus1.example", 6628), ("nimbus2.example", 6628))
 
 
 def test_the_aggregation_gets_its_priority_from_systemd_not_from_its_own_cgroup():
