@@ -10,7 +10,7 @@ import pytest
 
 from scheduler_py.bench import cluster_calibration, cluster_report
 
-RECORDED = Path("docs/emulated-network/instances/cluster.json")
+RECORDED = Path("docs/results/emulated-network/instances/cluster.json")
 
 
 def test_every_recorded_run_is_predicted_and_checked(capsys: pytest.CaptureFixture) -> None:

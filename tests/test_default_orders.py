@@ -17,7 +17,7 @@ from scheduler_py.bench.default_orders import (
 RACKS = {f"h{i}": "/rack-1" if i <= 3 else "/rack-2" for i in range(1, 7)}
 ADDRESS = {f"198.18.{49 if i <= 3 else 50}.{i}": f"h{i}" for i in range(1, 7)}
 RECORDED = {
-    # docs/emulated-network/fresh-instances/cluster.json, run 1 (DefaultScheduler, Linear)
+    # docs/results/emulated-network/fresh-instances/cluster.json, run 1 (DefaultScheduler, Linear)
     "__acker": ["198.18.50.6:9750"],
     "exclaim1": ["198.18.49.2:9710", "198.18.50.4:9730"],
     "exclaim2": ["198.18.49.3:9720", "198.18.50.5:9740"],

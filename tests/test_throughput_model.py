@@ -183,12 +183,12 @@ def test_measured_work_seconds() -> None:
 
 
 def test_shipped_constants_on_the_recorded_runs() -> None:
-    # every recorded emulated-network run with a placement (docs/emulated-network/): the
+    # every recorded emulated-network run with a placement (docs/results/emulated-network/): the
     # shipped constants predict the median run within 5 % and 90 % of them within 15 %
     from scheduler_py.bench.cluster_calibration import all_samples, errors, summary
     from scheduler_py.model.throughput import DEFAULT_CONSTANTS
 
-    samples = all_samples(["docs/emulated-network"])
+    samples = all_samples(["docs/results/emulated-network"])
     assert len(samples) >= 100
     found = summary(errors(samples, DEFAULT_CONSTANTS))
     assert found["median_abs_error"] <= 0.05

@@ -7,7 +7,7 @@ of limited bandwidth the throughput is set by the busiest link, not by the total
 between hosts. The traffic-minimising algorithms (``td``, ``tdls``, ``metis``) collocate whole
 components and can leave the remaining streams converging on one host: on the emulated
 network their Linear ran at 0.62× Storm's RAS while moving half the bytes RAS moved
-(``docs/emulated-network/loadaware-off/``). R-Storm models bandwidth as rack distance only
+(``docs/results/emulated-network/loadaware-off/``). R-Storm models bandwidth as rack distance only
 (``docs/algorithms/003-rstorm.md``); here the links themselves are scored.
 
 The model. Every node has one link, used in each direction: what its executors send to

@@ -2,17 +2,17 @@
 ``bench cluster`` run with a placement: predicted vs measured acked tuples/s, and the model's
 constants fitted to them.
 
-Every run of ``docs/emulated-network/*/cluster.json`` (and ``bench-results/cluster.json``) that
-recorded where Nimbus put its executors (``runs[].placement``) is one sample: the JVM
-topology as :func:`scheduler_py.bench.cluster_links.model_topology` describes it, on the
-emulated hosts of its file (CPU quota, rack, ``host_mbit``, ``interrack_mbit``), its payload
-and per-tuple CPU from its conf (``bench.payload.bytes``, ``bench.cpu.micros``), load-aware
-messaging as it ran. :func:`errors` predicts each; :func:`fit` searches the constants that
-minimise the root-mean-square log error (Nelder-Mead on the logarithms, from the shipped
+Every run of ``docs/results/emulated-network/*/cluster.json`` (and
+``bench-results/cluster.json``) that recorded where Nimbus put its executors
+(``runs[].placement``) is one sample: the JVM topology as
+:func:`scheduler_py.bench.cluster_links.model_topology` describes it, on the emulated hosts of
+its file (CPU quota, rack, ``host_mbit``, ``interrack_mbit``), its payload and per-tuple CPU
+from its conf (``bench.payload.bytes``, ``bench.cpu.micros``), load-aware messaging as it ran.
+:func:`errors` predicts each; :func:`fit` searches the constants that minimise the
+root-mean-square log error (Nelder-Mead on the logarithms, from the shipped
 :data:`~scheduler_py.model.throughput.DEFAULT_CONSTANTS`). ``scheduler-py bench
 cluster_calibration`` prints the error per topology × scheduler with the shipped constants and
-with the fitted ones, and writes ``cluster_calibration.json``.
-"""
+with the fitted ones, and writes ``cluster_calibration.json``."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ from scheduler_py.model.types import Node, Placement, Problem
 
 PAPER = "the throughput model calibrated on the emulated-network runs"
 
-SOURCES = ("docs/emulated-network", "bench-results")
+SOURCES = ("docs/results/emulated-network", "bench-results")
 """Where ``cluster.json`` files are looked for (recursively)."""
 
 FITTED = ("remote_cpu", "ack_cpu", "framing_bytes", "ack_bytes", "worker_cpu")

@@ -14,7 +14,7 @@ so the placement, and with it the busiest link, is a draw over the orders of the
 module enumerates them all (6 hosts: 720 orders) with
 :func:`scheduler_py.bench.cluster_links.routed_links`, whose busiest link times the acked
 tuples/s was constant within ±9 % over every scheduler's runs
-(``docs/emulated-network/algorithms-3reps/link-check.txt``).
+(``docs/results/emulated-network/algorithms-3reps/link-check.txt``).
 """
 
 from __future__ import annotations

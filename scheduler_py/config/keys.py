@@ -98,7 +98,7 @@ DEFAULT_ALGORITHM = "td"
 """the service's algorithm for topologies without :data:`ALGORITHM` (``serve --algorithm``).
 ``td``, not the portfolio ``auto``: ``auto`` keeps at least td's traffic on every instance
 measured, but spends its whole time budget on a topology whose traffic it cannot all keep;
-through the shim (``docs/roundtrip/auto-default/``) a round of one 1,000-executor topology
+through the shim (``docs/results/roundtrip/auto-default/``) a round of one 1,000-executor topology
 took 1.32 s instead of td's ~30 ms, and 10,000 executors in 50 topologies 1.63 s, twice
 RAS's 0.76 s (``docs/evaluation.md``, "The Nimbus round trip")"""
 ALGORITHM = Key(
