@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from scheduler_py.bench.registry import BenchmarkInfo, BenchOptions, benchmarks
+from scheduler_py.bench.registry import BenchmarkInfo, BenchOptions, SettingError, benchmarks
 
 DESCRIPTION = (
     "Run a benchmark that reproduces a paper's evaluation or checks one of our targets; "
@@ -130,6 +130,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     )
     for info in selected:
         started = time.perf_counter()
-        info.run(options)
+        try:
+            info.run(options)
+        except SettingError as error:
+            print(f"error: {info.name}: {error}", file=sys.stderr)
+            return 2
         print(f"({info.name} took {time.perf_counter() - started:.1f} s)", flush=True)
     return 0

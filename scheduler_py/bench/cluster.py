@@ -100,7 +100,7 @@ from scheduler_py.bench.cluster_runs import (
 )
 from scheduler_py.bench.local_cluster import LocalCluster, aligned_counts, mean, step_rate
 from scheduler_py.bench.monitor_overhead import histogram_delta, percentile, read_histograms
-from scheduler_py.bench.registry import BenchOptions
+from scheduler_py.bench.registry import BenchOptions, seconds_setting
 from scheduler_py.devtools import host_counters
 from scheduler_py.devtools.emulated_hosts import EmulatedHosts
 from scheduler_py.devtools.storm_daemon import start_daemon
@@ -738,9 +738,11 @@ def _settings(options: BenchOptions) -> dict[str, Any]:
         "schedulers": names("schedulers", QUICK_SCHEDULERS if quick else ALL_SCHEDULERS),
         "loadaware": parse_bool_list(extra.get("loadaware", "on" if quick else "both")),
         "repetitions": int(extra.get("repetitions", QUICK_REPETITIONS if quick else REPETITIONS)),
-        "warmup": float(extra.get("warmup", QUICK_WARMUP_S if quick else WARMUP_S)),
-        "interval": float(extra.get("interval", QUICK_INTERVAL_S if quick else INTERVAL_S)),
-        "ready_timeout": float(extra.get("ready_timeout", READY_TIMEOUT_S)),
+        "warmup": seconds_setting(
+            extra, "warmup", QUICK_WARMUP_S if quick else WARMUP_S, allow_zero=True
+        ),
+        "interval": seconds_setting(extra, "interval", QUICK_INTERVAL_S if quick else INTERVAL_S),
+        "ready_timeout": seconds_setting(extra, "ready_timeout", READY_TIMEOUT_S),
         "serpentine": order == "serpentine",
         "restart": restart,
         "emulation": emulation,

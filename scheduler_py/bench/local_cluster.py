@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_py.bench import report
-from scheduler_py.bench.registry import BenchOptions
+from scheduler_py.bench.registry import BenchOptions, seconds_setting
 
 PORT_OFFSET = "3000"
 STEP_TIMEOUT_S = 15.0
@@ -383,8 +383,8 @@ class Timing:
         """``warmup``, ``interval`` and ``algorithm`` for this run; ``--set`` overrides each."""
         extra, pick = options.extra, 0 if options.quick else 1
         return {
-            "warmup": float(extra.get("warmup", self.warmup[pick])),
-            "interval": float(extra.get("interval", self.interval[pick])),
+            "warmup": seconds_setting(extra, "warmup", self.warmup[pick], allow_zero=True),
+            "interval": seconds_setting(extra, "interval", self.interval[pick]),
             "algorithm": extra.get("algorithm", self.algorithm),
         }
 

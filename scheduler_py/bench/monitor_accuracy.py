@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_py.bench import report
-from scheduler_py.bench.registry import BenchOptions
+from scheduler_py.bench.registry import BenchOptions, seconds_setting
 from scheduler_py.bench.report import Table, fmt, pct
 from scheduler_py.monitoring.records import WindowRecord
 
@@ -278,8 +278,12 @@ def run(options: BenchOptions) -> None:
     if unknown:
         raise ValueError(f"unknown topologies {unknown}; known: {', '.join(TOPOLOGIES)}")
     settings = {
-        "warmup": float(extra.get("warmup", QUICK_WARMUP_S if options.quick else WARMUP_S)),
-        "interval": float(extra.get("interval", QUICK_INTERVAL_S if options.quick else INTERVAL_S)),
+        "warmup": seconds_setting(
+            extra, "warmup", QUICK_WARMUP_S if options.quick else WARMUP_S, allow_zero=True
+        ),
+        "interval": seconds_setting(
+            extra, "interval", QUICK_INTERVAL_S if options.quick else INTERVAL_S
+        ),
         "rate": int(extra.get("rate", SPOUT_RATE)),
         "algorithm": str(extra.get("algorithm", "td")),
     }

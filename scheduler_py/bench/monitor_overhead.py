@@ -73,7 +73,7 @@ from scheduler_py.bench.local_cluster import (
     tree_cpu_seconds,
     value_range,
 )
-from scheduler_py.bench.registry import BenchOptions
+from scheduler_py.bench.registry import BenchOptions, SettingError, seconds_setting
 from scheduler_py.bench.report import Table, fmt, pct
 from scheduler_py.config import keys
 
@@ -138,7 +138,7 @@ def hosts_setting(text: str) -> str:
     """The ``hosts`` setting, checked: one of :data:`HOSTS`."""
     value = text.strip().lower()
     if value not in HOSTS:
-        raise ValueError(
+        raise SettingError(
             f"--set hosts= expects one of {', '.join(HOSTS)}, found {text!r}; "
             "emulated runs both clusters on emulated hosts (needs root)"
         )
@@ -341,8 +341,8 @@ def run(options: BenchOptions) -> None:
         "compiler": str(extra.get("compiler", "c2")).lower(),
         "worker_childopts": str(extra.get("worker_childopts", "")),
         "hosts": hosts_setting(str(extra.get("hosts", "local"))),
-        "aggregation_warmup": float(
-            extra.get("aggregation_warmup", TIMING.warmup[0] if options.quick else 60.0)
+        "aggregation_warmup": seconds_setting(
+            extra, "aggregation_warmup", TIMING.warmup[0] if options.quick else 60.0
         ),
     }
     settings["deadline"] = deadline(str(extra.get("deadline", "")))

@@ -75,7 +75,7 @@ from scheduler_py.bench.reconfig_workloads import (
     table_row,
     traffic_note,
 )
-from scheduler_py.bench.registry import BenchOptions
+from scheduler_py.bench.registry import BenchOptions, seconds_setting
 from scheduler_py.bench.report import Table, fmt
 
 NAME = "reconfig_pause"
@@ -220,7 +220,7 @@ def run(options: BenchOptions) -> None:
         **TIMING.settings(options),
         "start": extra.get("start", START_ALGORITHM),
         "spout_interval_ms": extra.get("spout_interval_ms", SPOUT_INTERVAL_MS),
-        "timeout": float(extra.get("timeout", FOLLOW_TIMEOUT_S)),
+        "timeout": seconds_setting(extra, "timeout", FOLLOW_TIMEOUT_S),
         "repetitions": int(extra.get("repetitions", REPETITIONS)),
         "compare_spout_interval_ms": extra.get("spout_interval_ms", COMPARE_SPOUT_INTERVAL_MS),
         "port_offset": str(extra.get("port_offset", os.environ.get("CLUSTER_PORT_OFFSET", "3000"))),

@@ -14,6 +14,27 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scheduler_py.config.durations import DurationError, parse_seconds
+
+
+class SettingError(ValueError):
+    """A ``--set KEY=VALUE`` the benchmark cannot use; the message names the key, what is
+    expected and what was found (``scheduler-py bench`` prints it and exits 2)."""
+
+
+def seconds_setting(
+    extra: dict[str, str], key: str, default: float, *, allow_zero: bool = False
+) -> float:
+    """``--set KEY=`` as seconds in the one duration syntax of the CLI
+    (scheduler_py/config/durations.py: ``30s``, ``500ms``, ``2m``; a bare number is seconds),
+    else ``default``."""
+    if key not in extra:
+        return float(default)
+    try:
+        return parse_seconds(extra[key], allow_zero=allow_zero)
+    except DurationError as error:
+        raise SettingError(f"--set {key}=: {error}") from None
+
 
 @dataclass(frozen=True)
 class BenchOptions:

@@ -40,7 +40,7 @@ from typing import Any
 from scheduler_py.algorithms.portfolio import CANDIDATES
 from scheduler_py.bench import report
 from scheduler_py.bench.instances import Instance, generate
-from scheduler_py.bench.registry import BenchOptions
+from scheduler_py.bench.registry import BenchOptions, seconds_setting
 from scheduler_py.bench.report import Table, fmt
 from scheduler_py.model.bound import TrafficBound, traffic_bound
 from scheduler_py.model.budget import Budget
@@ -249,8 +249,10 @@ def run(options: BenchOptions) -> None:
     extra = options.extra
     names = _names(extra.get("instances"), QUICK_INSTANCES if options.quick else INSTANCES)
     algorithms = report.available(_names(extra.get("algorithms"), ALGORITHMS))
-    auto_secs = float(extra.get("auto_secs", AUTO_SECS))
-    bound_secs = float(extra.get("bound_secs", QUICK_BOUND_SECS if options.quick else BOUND_SECS))
+    auto_secs = seconds_setting(extra, "auto_secs", AUTO_SECS)
+    bound_secs = seconds_setting(
+        extra, "bound_secs", QUICK_BOUND_SECS if options.quick else BOUND_SECS
+    )
     report.title("Kept traffic vs an upper bound at scale", PAPER)
     load_before = report.machine()["load_average"]
     rows: list[Row] = []
