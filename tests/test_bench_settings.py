@@ -8,7 +8,12 @@ import pytest
 
 from scheduler_py.bench import cli
 from scheduler_py.bench.local_cluster import Timing
-from scheduler_py.bench.registry import BenchOptions, SettingError, seconds_setting
+from scheduler_py.bench.registry import (
+    BenchOptions,
+    SettingError,
+    seconds_list_setting,
+    seconds_setting,
+)
 
 
 @pytest.mark.parametrize(
@@ -44,3 +49,31 @@ def test_the_cli_prints_a_setting_error_and_exits_2(capsys):
     assert status == 2
     err = capsys.readouterr().err
     assert "monitor_overhead" in err and "--set hosts= expects one of local, emulated" in err
+
+
+def test_a_list_of_durations_takes_the_same_syntax_item_by_item():
+    assert seconds_list_setting({"durations": "200ms, 1s,2"}, "durations", (9.0,)) == (
+        0.2,
+        1.0,
+        2.0,
+    )
+    assert seconds_list_setting({}, "durations", (0.2, 0.5)) == (0.2, 0.5)
+    with pytest.raises(SettingError, match=r"--set durations=: .*found 'soon'"):
+        seconds_list_setting({"durations": "1s,soon"}, "durations", (9.0,))
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "key"),
+    [
+        ("compare", "optimal_time_limit"),
+        ("paper002_t3", "optimal_time_limit"),
+        ("paper001_albic", "time_limit"),
+        ("paper000_throughput", "durations"),
+    ],
+)
+def test_the_solver_time_limits_are_durations_too(benchmark, key, tmp_path, capsys):
+    """A bad time limit stops the benchmark before it plans anything, naming the key."""
+    status = cli.main([benchmark, "--output-dir", str(tmp_path), "--set", f"{key}=ten"])
+    assert status == 2
+    err = capsys.readouterr().err
+    assert f"error: {benchmark}: --set {key}=: expected a duration" in err, err

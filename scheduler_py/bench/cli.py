@@ -63,7 +63,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="benchmark-specific option, repeatable (e.g. graphs=500, algorithms=td,tl, "
-        "params.tl.key=rs); each benchmark's module docstring lists its keys",
+        "params.tl.key=rs); each benchmark's module docstring lists its keys; durations "
+        "(warmup, interval, time limits) take 30s, 500ms, 2m, a bare number is seconds",
     )
 
 

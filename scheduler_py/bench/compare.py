@@ -35,7 +35,7 @@ from dataclasses import replace
 
 from scheduler_py.bench import paper002_t3, paper003_rstorm, report
 from scheduler_py.bench.generators import pipeline_instance, scaling_instance, section73_instance
-from scheduler_py.bench.registry import BenchOptions
+from scheduler_py.bench.registry import BenchOptions, seconds_setting
 from scheduler_py.model.cost import evaluate
 from scheduler_py.model.types import Node, Problem
 
@@ -113,7 +113,9 @@ def run(options: BenchOptions) -> None:
     requested = options.extra.get("algorithms")
     names = report.available(requested.split(",") if requested else list(ALGORITHMS))
     variants = _variants(names)
-    optimal_limit = float(options.extra.get("optimal_time_limit", 2.0 if options.quick else 10.0))
+    optimal_limit = seconds_setting(
+        options.extra, "optimal_time_limit", 2.0 if options.quick else 10.0
+    )
     optimal_max = int(
         options.extra.get("optimal_max_executors", 17 if options.quick else OPTIMAL_MAX_EXECUTORS)
     )

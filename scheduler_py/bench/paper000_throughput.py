@@ -38,7 +38,7 @@ from scheduler_py.bench.generators import (
     scaling_instance,
     scaling_nodes,
 )
-from scheduler_py.bench.registry import BenchOptions
+from scheduler_py.bench.registry import BenchOptions, seconds_list_setting
 from scheduler_py.bench.report import MISSING, Table, fmt, ratio
 from scheduler_py.model.types import Problem
 
@@ -90,8 +90,8 @@ def count_completed(plan, problem: Problem, duration: float) -> dict[str, Any]:
 
 
 def run(options: BenchOptions) -> None:
-    durations = _floats(options.extra.get("durations")) or (
-        QUICK_DURATIONS if options.quick else DURATIONS
+    durations = seconds_list_setting(
+        options.extra, "durations", QUICK_DURATIONS if options.quick else DURATIONS
     )
     report.title("Allocation throughput on the 4 × 100 pipeline, and scaling", PAPER)
     names = report.available(_names(options.extra.get("algorithms"), ALGORITHMS))

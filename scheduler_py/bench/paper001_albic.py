@@ -36,7 +36,7 @@ import numpy as np
 
 from scheduler_py.bench import report
 from scheduler_py.bench.albic_simulation import collocation, quality, scale_in
-from scheduler_py.bench.registry import BenchOptions
+from scheduler_py.bench.registry import BenchOptions, seconds_setting
 
 PAPER = "001 Madsen, Zhou & Cao 2016 §5.1-5.4; ``docs/algorithms/001-albic.md``"
 
@@ -47,7 +47,7 @@ PAPER = "001 Madsen, Zhou & Cao 2016 §5.1-5.4; ``docs/algorithms/001-albic.md``
 def run(options: BenchOptions) -> None:
     quick = options.quick
     wanted = options.extra.get("experiments", "quality,scalein,collocation").split(",")
-    time_limit = float(options.extra.get("time_limit", 0.5 if quick else 5.0))
+    time_limit = seconds_setting(options.extra, "time_limit", 0.5 if quick else 5.0)
     report.title("ALBIC and the load-balancing MILP: simulated adaptation rounds", PAPER)
     data: dict[str, Any] = {"time_limit": time_limit}
     panels = []
@@ -137,7 +137,7 @@ def run(options: BenchOptions) -> None:
                 {"label": "synthetic 40/800/20", "nodes": 40, "ops": 20, "per_op": 40,
                  "share": 0.5, "worst": False, "budget": 20, "rounds": 40},
             ]  # fmt: skip
-        colloc_limit = float(options.extra.get("colloc_time_limit", min(time_limit, 2.0)))
+        colloc_limit = seconds_setting(options.extra, "colloc_time_limit", min(time_limit, 2.0))
         results = []
         for c in configs:
             rounds = int(options.extra.get("rounds", c.get("rounds", 4)))

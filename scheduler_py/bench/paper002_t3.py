@@ -36,7 +36,7 @@ from itertools import pairwise
 
 from scheduler_py.algorithms import registry
 from scheduler_py.bench import report
-from scheduler_py.bench.registry import BenchOptions
+from scheduler_py.bench.registry import BenchOptions, seconds_setting
 from scheduler_py.model.cost import evaluate
 from scheduler_py.model.types import Component, Edge, Node, Problem, Topology
 
@@ -285,7 +285,9 @@ def run(options: BenchOptions) -> None:
     report.title("T3-Scheduler vs the exact optimum (Eq. 1 cost = task pairs cut)", PAPER)
     sizes = (10, 14, 18) if options.quick else SIZES
     has_optimal = "optimal" in registry.algorithms()
-    optimal_limit = float(options.extra.get("optimal_time_limit", 2.0 if options.quick else 10.0))
+    optimal_limit = seconds_setting(
+        options.extra, "optimal_time_limit", 2.0 if options.quick else 10.0
+    )
     optimal_max = int(options.extra.get("optimal_max_tasks", 12 if options.quick else 18))
     baselines = report.available(["rstorm", "online"], note=" (context columns)")
     results: dict[str, list[dict[str, object]]] = {}

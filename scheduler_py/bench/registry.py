@@ -36,6 +36,17 @@ def seconds_setting(
         raise SettingError(f"--set {key}=: {error}") from None
 
 
+def seconds_list_setting(
+    extra: dict[str, str], key: str, default: tuple[float, ...]
+) -> tuple[float, ...]:
+    """``--set KEY=A,B,...``: each item a duration as in :func:`seconds_setting`, else
+    ``default``."""
+    items = [item.strip() for item in extra.get(key, "").split(",") if item.strip()]
+    if not items:
+        return tuple(default)
+    return tuple(seconds_setting({key: item}, key, 0.0) for item in items)
+
+
 @dataclass(frozen=True)
 class BenchOptions:
     output_dir: Path = Path("bench-results")
