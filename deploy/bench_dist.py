@@ -60,7 +60,10 @@ wheel. Install it beside `scheduler-py` of the same version:
 
     pip install 'scheduler-py=={version}' '{name}=={version}'
 
-From a checkout, `pip install -e '.[dev]'` (`make venv`) has both.
+From a checkout, `pip install -e '.[dev]'` (`make venv`) has both. The benchmarks that start a
+local Storm cluster (cluster, monitor_overhead, monitor_accuracy, reconfig_pause, roundtrip)
+need the checkout's deploy/, topologies/ and storm_plugin/ and run only from one; installed
+from this package alone they say so and exit 78.
 """
 
 

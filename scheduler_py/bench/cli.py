@@ -18,7 +18,13 @@ import sys
 import time
 from pathlib import Path
 
+from scheduler_py.bench.checkout import CheckoutMissing
 from scheduler_py.bench.registry import BenchmarkInfo, BenchOptions, SettingError, benchmarks
+
+CHECKOUT_MISSING_STATUS = 78
+"""a cluster benchmark run without the checkout it needs (scheduler_py/bench/checkout.py): an
+unusable configuration, EX_CONFIG as every scheduler-py command uses it
+(scheduler_py/cli/exit_codes.py, which this layer does not import)"""
 
 DESCRIPTION = (
     "Run a benchmark that reproduces a paper's evaluation or checks one of our targets; "
@@ -136,5 +142,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         except SettingError as error:
             print(f"error: {info.name}: {error}", file=sys.stderr)
             return 2
+        except CheckoutMissing as error:
+            print(f"error: {info.name}: {error}", file=sys.stderr)
+            return CHECKOUT_MISSING_STATUS
         print(f"({info.name} took {time.perf_counter() - started:.1f} s)", flush=True)
     return 0

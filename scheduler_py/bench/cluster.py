@@ -76,6 +76,7 @@ from typing import Any
 
 from scheduler_py.bench import cluster_adaptive as adaptive
 from scheduler_py.bench import cluster_calibration, cluster_report, default_orders, report
+from scheduler_py.bench.checkout import REPO
 from scheduler_py.bench.cluster_links import link_check, routed_links
 from scheduler_py.bench.cluster_report import draw, median_text, progress, tables
 from scheduler_py.bench.cluster_runs import (
@@ -107,7 +108,6 @@ from scheduler_py.devtools.storm_daemon import start_daemon
 
 NAME = "cluster"
 PAPER = "emulated multi-host cluster vs Storm's DefaultScheduler and RAS"
-REPO = Path(__file__).resolve().parents[2]
 TOPOLOGIES = ("linear", "diamond", "star", "linear-cpu", "diamond-cpu", "star-cpu")
 QUICK_TOPOLOGIES = ("linear",)
 REPETITIONS, QUICK_REPETITIONS = 3, 2

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_py.bench import report
+from scheduler_py.bench.checkout import CheckoutMissing, checkout_path
 from scheduler_py.bench.registry import BenchOptions, seconds_setting
 
 PORT_OFFSET = "3000"
@@ -42,8 +43,6 @@ NIMBUS_TIMEOUT_MS = 30_000
 NIMBUS_ATTEMPTS = 3
 """:class:`BrainCluster`'s Nimbus queries wait this long and are tried this often: the
 unthrottled topologies load the 2-core machine enough that Nimbus now and then answers late."""
-REPO = Path(__file__).resolve().parents[2]
-DEPLOY = REPO / "deploy"
 
 Sample = tuple[float, Mapping[str, int]]
 """(monotonic seconds, acked count per spout executor)."""
@@ -133,7 +132,9 @@ class LocalCluster:
         self, directory: Path, aggregate: bool = False, port_offset: str = PORT_OFFSET
     ) -> None:
         """``aggregate``: cluster-up.sh starts the aggregation for the whole session
-        (monitor_overhead leaves it off and runs its own with :meth:`start_aggregation`)."""
+        (monitor_overhead leaves it off and runs its own with :meth:`start_aggregation`).
+        Without the checkout's scripts it raises :class:`CheckoutMissing` before anything runs."""
+        checkout_path("deploy/cluster-up.sh")
         self.directory = directory
         self.env = dict(os.environ)
         self.env.update(
@@ -170,7 +171,10 @@ class LocalCluster:
 
     def down(self) -> None:
         self.stop_aggregation()
-        result = self._run("cluster-down.sh", timeout=180)
+        try:
+            result = self._run("cluster-down.sh", timeout=180)
+        except CheckoutMissing:
+            return  # without the scripts up() started nothing: it raised the same error
         if result.returncode != 0:
             report.line(f"  note: cluster-down failed:\n{result.stdout}\n{result.stderr}")
 
@@ -283,7 +287,7 @@ class LocalCluster:
 
     def _run(self, script: str, timeout: float) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [str(DEPLOY / script)],
+            [str(checkout_path(f"deploy/{script}"))],
             env=self.env,
             capture_output=True,
             text=True,
@@ -311,7 +315,7 @@ class BrainCluster(LocalCluster):
         """Submit the streamparse ``project`` (under ``topologies/``) as ``topology`` with
         ``-o`` conf ``options``; ``spout`` is the component its throughput is read from."""
         self.spouts[topology] = spout
-        args = [str(DEPLOY / "submit-topology.sh"), project, topology]
+        args = [str(checkout_path("deploy/submit-topology.sh")), project, topology]
         args += ["--wait=100"]
         for option in options:
             args += ["-o", option]

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_py.bench import report
+from scheduler_py.bench.checkout import REPO, checkout_path
 from scheduler_py.bench.registry import BenchOptions
 from scheduler_py.bench.report import Table, fmt
 from scheduler_py.config import keys
@@ -48,7 +49,7 @@ PAPER = "the Nimbus round trip through the shim vs Storm's RAS"
 SIZES = ("1000x1", "1000x50", "10000x1", "10000x50")
 ROUNDS, QUICK_ROUNDS = 30, 5
 TARGET_P99_MS = {1000: 50.0, 10000: 500.0}
-PLUGIN = Path(__file__).resolve().parents[2] / "storm_plugin"
+PLUGIN = REPO / "storm_plugin"
 CLASSPATH_FILE = "target/test-classpath.txt"
 MAIN_CLASS = "io.schedulerpy.storm.RoundTripBench"
 BRAIN_START_SECS = 60.0
@@ -160,7 +161,7 @@ def build_plugin() -> None:
         "-q",
         "-B",
         "-f",
-        str(PLUGIN / "pom.xml"),
+        str(checkout_path("storm_plugin/pom.xml")),
         "test-compile",
         "dependency:build-classpath",
         f"-Dmdep.outputFile={CLASSPATH_FILE}",
@@ -174,7 +175,7 @@ def run_harness(
 ) -> list[dict[str, Any]]:
     """Run the Java loop against the brain on ``port``, sealing its rounds with the shim key in
     ``key_file`` (``scheduler_py/service/shim_auth.py``); its records, one per measured round."""
-    dependencies = (PLUGIN / CLASSPATH_FILE).read_text().strip()
+    dependencies = checkout_path(f"storm_plugin/{CLASSPATH_FILE}").read_text().strip()
     classpath = os.pathsep.join(
         [str(PLUGIN / "target/classes"), str(PLUGIN / "target/test-classes"), dependencies]
     )
