@@ -124,7 +124,8 @@ counters; E: a hook that does nothing (Storm's per-tuple hook dispatch alone).""
 AGGREGATING = frozenset({ON, EXACT})
 """Variants that run with the aggregation (resumed for their runs, paused otherwise)."""
 LABELS = (OFF, ON, EXACT, RAS, HOOKS, NO_LIVE, NOOP)
-TOPOLOGY_CONF: dict[str, object] = {"topology.workers": 3, "topology.acker.executors": 1}
+TOPOLOGY_CONF: dict[str, object] = {"topology.acker.executors": 1}
+"""The word count's conf in every run; its ``topology.workers`` comes from :data:`HOSTS`."""
 HOSTS: dict[str, tuple[dict[str, str], int]] = {
     "local": ({}, 3),
     "emulated": ({"EMU_HOSTS": "6", "EMU_RACKS": "2", "EMU_HOST_CPU": "0.5"}, 6),
@@ -221,8 +222,12 @@ def variant_conf(key: str, settings: Mapping[str, Any], latency_dir: Path) -> di
     latency directory, our algorithm when it is not the shipped default (and never for the peer:
     nothing of ours there) and the extra ``worker_childopts``."""
     label, variant = VARIANTS[key]
-    conf: dict[str, Any] = {**TOPOLOGY_CONF, **variant, "bench.latency.dir": str(latency_dir)}
-    conf["topology.workers"] = HOSTS[settings.get("hosts", "local")][1]
+    conf: dict[str, Any] = {
+        **TOPOLOGY_CONF,
+        "topology.workers": HOSTS[settings.get("hosts", "local")][1],
+        **variant,
+        "bench.latency.dir": str(latency_dir),
+    }
     if label != RAS and settings["algorithm"] != keys.DEFAULT_ALGORITHM:
         conf["scheduler.brain.algorithm"] = settings["algorithm"]
     if settings["worker_childopts"]:
