@@ -144,6 +144,41 @@ def test_waitress_serves_pages_and_sigterm_stops_it_cleanly(dashboard):
         socket.create_connection(("127.0.0.1", child.port), timeout=timeout).close()
 
 
+def test_sigterm_while_requests_are_being_handled_stops_without_a_closed_descriptor(dashboard):
+    """The stop closes the loop's wake-up pipe only after the workers finish: a worker that
+    finished a request during the stop used to write to it closed (``EBADF``)."""
+    timeout = _machine_timeout()
+    child = dashboard()
+    child.wait_listening(timeout)
+    answered: list[int] = []
+    stop_clients = threading.Event()
+
+    def keep_requesting() -> None:
+        while not stop_clients.is_set():
+            try:
+                page = _get(child.port, "/", timeout)
+                page.read()
+                answered.append(page.status)
+            except (OSError, http.client.HTTPException):
+                return  # the server closed: expected once SIGTERM lands
+
+    clients = [threading.Thread(target=keep_requesting, daemon=True) for _ in range(6)]
+    for client in clients:
+        client.start()
+    deadline = time.monotonic() + timeout
+    while len(answered) < 20 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(answered) >= 20, f"only {len(answered)} pages answered within {timeout:.0f} s"
+    child.process.send_signal(signal.SIGTERM)
+    _, stderr = child.process.communicate(timeout=timeout)
+    stop_clients.set()
+    for client in clients:
+        client.join(timeout)
+    assert child.process.returncode == 0, f"exit {child.process.returncode}; stderr:\n{stderr}"
+    assert "stopped on SIGTERM" in stderr, stderr
+    assert "Traceback" not in stderr and "Bad file descriptor" not in stderr, stderr
+
+
 def test_a_body_over_the_limit_is_refused_by_the_server(dashboard):
     timeout = _machine_timeout()
     child = dashboard()

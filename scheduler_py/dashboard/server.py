@@ -20,6 +20,16 @@ runs in a thread of its own and the main thread only waits for it, because the l
 dispatchers catch every exception raised in them (``waitress/wasyncore.py``): a SIGTERM
 exception raised while the loop was in a dispatcher would be logged there and serving would
 go on.
+
+The stop runs in an order that leaves no thread with a closed descriptor: the loop closes the
+listening sockets and the connections (a worker writing to one gets waitress's
+``ClientDisconnected``) and then ends; the worker threads finish; only then is the loop's
+wake-up pipe (waitress's trigger) closed, since a worker pulls it when it finishes a request.
+Closing everything at once, trigger included, raced a worker's last pull and the loop's next
+``select`` (both failing with ``EBADF``). The main thread waits on an event the loop sets as
+it ends, not on ``Thread.join``: on CPython 3.11 an exception raised by a signal handler
+inside ``join`` marks the thread stopped while it still runs (``threading.py``,
+``_wait_for_tstate_lock``), and the stop would then close the sockets under the running loop.
 """
 
 from __future__ import annotations
@@ -59,6 +69,7 @@ def serve(
     (host, port) pairs listened on once the sockets listen (a name such as ``localhost`` may
     give one per address family; ``port`` 0 picks a free port, reported here)."""
     from waitress import wasyncore
+    from waitress.channel import HTTPChannel
     from waitress.server import create_server
 
     channels: dict[int, Any] = {}
@@ -81,7 +92,34 @@ def serve(
         for address, bound_port in getattr(server, "effective_listen", None)
         or [(server.effective_host, server.effective_port)]
     ]
-    loop = threading.Thread(target=server.run, name="dashboard-server", daemon=True)
+    wake = _trigger_of(channels)
+    stopping = threading.Event()
+
+    loop_ended = threading.Event()
+
+    def run_loop() -> None:
+        try:
+            while channels and not stopping.is_set():
+                wasyncore.loop(
+                    timeout=server.adj.asyncore_loop_timeout,
+                    map=channels,
+                    use_poll=server.adj.asyncore_use_poll,
+                    count=1,
+                )
+        finally:
+            loop_ended.set()
+
+    def close_listeners_and_connections() -> None:  # runs in the loop's thread
+        stopping.set()
+        for dispatcher in list(channels.values()):
+            if dispatcher is wake:
+                continue
+            if isinstance(dispatcher, HTTPChannel):
+                dispatcher.handle_close()  # also wakes a worker waiting to flush to it
+            else:  # a listening socket; the server's own close() would close the trigger too
+                wasyncore.dispatcher.close(dispatcher)
+
+    loop = threading.Thread(target=run_loop, name="dashboard-server", daemon=True)
     try:
         if on_listening is not None:
             on_listening(listening)
@@ -92,13 +130,29 @@ def serve(
             CONNECTION_LIMIT,
         )
         loop.start()
-        while loop.is_alive():
-            loop.join(WAIT_SLICE_SECS)  # SIGTERM and Ctrl-C arrive here, in the main thread
+        while not loop_ended.wait(WAIT_SLICE_SECS):
+            pass  # SIGTERM and Ctrl-C arrive here, in the main thread
     finally:
-        if loop.is_alive():
-            # the loop closes the listening sockets and every open connection, then ends
-            server.trigger.pull_trigger(lambda: wasyncore.close_all(channels))
-            loop.join(SHUTDOWN_GRACE_SECS)
+        if not loop_ended.is_set():
+            wake.pull_trigger(close_listeners_and_connections)
+            loop_ended.wait(SHUTDOWN_GRACE_SECS)
+        server.task_dispatcher.shutdown(timeout=SHUTDOWN_GRACE_SECS)
+        if not loop_ended.is_set() or server.task_dispatcher.threads:
+            log.warning(
+                "stopped without waiting for %d request(s) still being handled after %d s",
+                len(server.task_dispatcher.threads),
+                SHUTDOWN_GRACE_SECS,
+            )
         else:
             wasyncore.close_all(channels)
-        server.task_dispatcher.shutdown(timeout=SHUTDOWN_GRACE_SECS)
+
+
+def _trigger_of(channels: dict[int, Any]) -> Any:
+    """waitress's wake-up pipe for the loop over ``channels`` (one per server, shared by
+    every listening socket; ``waitress/server.py``)."""
+    from waitress.trigger import trigger
+
+    for dispatcher in channels.values():
+        if isinstance(dispatcher, trigger):
+            return dispatcher
+    raise RuntimeError("waitress created no trigger for its loop; expected one per server")
