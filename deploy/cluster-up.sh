@@ -211,6 +211,10 @@ for ((i = 1; i <= STORM_SUPERVISORS; i++)); do
     "LOCAL_DIR=$DATA_DIR/supervisor-$i" "SLOT_PORTS=$(yaml_list $(supervisor_slot_ports "$i"))" \
     "SUPERVISOR_THRIFT_PORT=$(supervisor_thrift_port "$i")" \
     "SUPERVISOR_CPU_CAPACITY=$(supervisor_cpu_capacity)"
+  if emu_enabled; then  # the rates its links are shaped to, declared as an operator would
+    printf 'supervisor.scheduler.meta: {"scheduler.host.link.mbit": "%s", "scheduler.rack.uplink.mbit": "%s"}\n' \
+      "$EMU_HOST_MBIT" "$EMU_INTERRACK_MBIT" >>"$CONF_ROOT/supervisor-$i/storm.yaml"
+  fi
 done
 
 mkdir -p "$CONF_ROOT/zookeeper" "$DATA_DIR/zookeeper"

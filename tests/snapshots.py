@@ -18,6 +18,8 @@ def supervisor(
     used_cpu: float = 0.0,
     used_memory: float = 0.0,
     rack: str | None = None,
+    host_link_mbit: float | None = None,
+    rack_uplink_mbit: float | None = None,
 ) -> Any:
     w = wire()
     owners = owners or {}
@@ -25,6 +27,8 @@ def supervisor(
         id=sid,
         host=sid,
         rack=rack,
+        host_link_mbit=host_link_mbit,
+        rack_uplink_mbit=rack_uplink_mbit,
         slots=[w.Slot(port=p, topology_id=owners.get(p)) for p in ports],
         total_cpu=cpu,
         total_memory_mb=memory,

@@ -143,6 +143,7 @@ def _node_key(node: Node) -> tuple:
         -node.slots,
         -node.speed,
         -(node.bandwidth or 0.0),
+        -(node.rack_uplink or 0.0),
     )
 
 
@@ -225,10 +226,7 @@ class _Renamed:
                 return last[1], last[2], last[3]
             width = len(str(len(ordered)))
             to_canonical = {n.id: f"n{i:0{width}d}" for i, n in enumerate(ordered)}
-            nodes = NodeTable(
-                Node(to_canonical[n.id], n.cpu, n.slots, n.memory_mb, n.rack, n.bandwidth, n.speed)
-                for n in ordered
-            )
+            nodes = NodeTable(replace(n, id=to_canonical[n.id]) for n in ordered)
             back = {new: old for old, new in to_canonical.items()}
             self.last = (list(ordered), nodes, to_canonical, back)
             return nodes, to_canonical, back
@@ -311,11 +309,19 @@ def model_inputs(
     host_mbit: float = DEFAULT_HOST_MBIT,
     max_spout_pending: int = 0,
 ) -> tuple[ThroughputInputs, str]:
-    """The throughput model's inputs for ``problem`` and what its CPU per tuple rests on."""
+    """The throughput model's inputs for ``problem`` and what its CPU per tuple rests on.
+
+    Links: a node's declared ``bandwidth``, else the mean of those declared, else
+    ``host_mbit``; a rack's uplink: the smallest its nodes declare, else ``rack_link`` times
+    the host link when the nodes span racks."""
     work = measured_work_seconds(problem.topology)
     given = [n.bandwidth for n in problem.nodes if n.bandwidth]
     host = sum(given) / len(given) if given else host_mbit * 1e6 / 8
     racks = {n.rack for n in problem.nodes}
+    uplinks: dict[str, float] = {}
+    for node in problem.nodes:
+        if node.rack_uplink:
+            uplinks[node.rack] = min(node.rack_uplink, uplinks.get(node.rack, node.rack_uplink))
     spouts = sum(c.parallelism for c in problem.topology.components if c.is_spout)
     inputs = ThroughputInputs(
         loadaware=loadaware,
@@ -323,10 +329,35 @@ def model_inputs(
         work_seconds=work,
         host_bandwidth=host,
         rack_bandwidth=rack_link * host if len(racks) > 1 else None,
+        rack_uplinks=uplinks,
         in_flight=float(max_spout_pending * spouts) if max_spout_pending > 0 else None,
     )
     costs = "measured CPU per tuple" if work else "CPU per tuple not measured (Storm's own costs)"
     return inputs, costs
+
+
+def link_capacities(problem: Problem, host_mbit: float, rack_link: float) -> str:
+    """Where the plan's link capacities come from, for its report and Storm's status: the
+    supervisors' declarations (``scheduler.host.link.mbit``, ``scheduler.rack.uplink.mbit``)
+    or the algorithm's parameters."""
+    nodes = problem.nodes
+    hosts = sum(1 for n in nodes if n.bandwidth)
+    multi_rack = len({n.rack for n in nodes}) > 1
+    if hosts == len(nodes):
+        host = "host links declared"
+    elif hosts:
+        host = f"host links declared on {hosts} of {len(nodes)} nodes (the rest: their mean)"
+    else:
+        host = f"host links not declared (assumed {host_mbit:g} Mbit/s)"
+    if not multi_rack:
+        return host
+    uplinks = {n.rack for n in nodes if n.rack_uplink}
+    racks = {n.rack for n in nodes}
+    if uplinks == racks:
+        return f"{host}; rack uplinks declared"
+    if uplinks:
+        return f"{host}; rack uplinks declared for {len(uplinks)} of {len(racks)} racks"
+    return f"{host}; rack uplinks not declared (assumed {rack_link:g} of a host link)"
 
 
 class _Scorer:
@@ -572,6 +603,7 @@ def plan(
         "predicted_throughput": result.rate if math.isfinite(result.rate) else None,
         "bottleneck": result.bottleneck,
         "work_costs": costs,
+        "link_capacities": link_capacities(canonical, host_mbit, rack_link),
         "evaluations": scorer.evaluations,
         "candidates": tried,
     }
@@ -647,7 +679,7 @@ def _memo_key(problem: Problem, params: tuple) -> tuple | None:
     )
 
 
-PREDICTED_FIELDS = ("predicted_throughput", "bottleneck", "work_costs")
+PREDICTED_FIELDS = ("predicted_throughput", "bottleneck", "work_costs", "link_capacities")
 """what a plan summary (the plan log, the status) carries of this algorithm's report"""
 
 
@@ -661,12 +693,14 @@ def predicted_summary(report: Mapping[str, Any]) -> dict[str, Any]:
 
 def predicted_text(summary: Mapping[str, Any]) -> str:
     """One line for the decision's reason (Storm's status string): the predicted rate, the
-    bottleneck and what the CPU per tuple rests on."""
+    bottleneck and what the CPU per tuple and the link capacities rest on."""
     rate = summary.get("predicted_throughput")
     shown = f"{rate:,.0f} spout tuples/s" if isinstance(rate, int | float) else "unbounded"
+    basis = "; ".join(
+        str(summary[field]) for field in ("work_costs", "link_capacities") if summary.get(field)
+    )
     return (
-        f"predicted throughput {shown}, bottleneck {summary.get('bottleneck') or 'none'} "
-        f"({summary.get('work_costs')})"
+        f"predicted throughput {shown}, bottleneck {summary.get('bottleneck') or 'none'} ({basis})"
     )
 
 

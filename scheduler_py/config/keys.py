@@ -13,6 +13,8 @@ from typing import Any
 
 SCOPES = {
     "daemon": "Daemon (`storm.yaml` of Nimbus; read by the shim)",
+    "supervisor": "Supervisor (under `supervisor.scheduler.meta` in each supervisor's "
+    "`storm.yaml`, values quoted; Storm passes them to the shim, which sends them to the brain)",
     "topology": "Topology (`-c`/`-o` at submit, or the topology's conf; read by the brain)",
     "monitor": "Worker monitor (any `storm.yaml`, or per topology; `deploy/monitor.yaml` has "
     "them all)",
@@ -91,6 +93,24 @@ TOPOGRAPHY_RACKS = Key(
     "Storm's default rack",
     "daemon",
     shown_default="—",
+)
+
+# --- supervisor: supervisor.scheduler.meta (storm_plugin/.../SnapshotBuilder.java) -----------
+HOST_LINK_MBIT = Key(
+    "scheduler.host.link.mbit",
+    None,
+    "Mbit/s of this supervisor's host network link, each way, as a quoted number "
+    '(`"1000"`); the throughput model\'s host link capacity '
+    "(docs/algorithms/throughput-model.md); unset: the algorithm's `host_mbit` parameter",
+    "supervisor",
+)
+RACK_UPLINK_MBIT = Key(
+    "scheduler.rack.uplink.mbit",
+    None,
+    "Mbit/s of the uplink of this supervisor's rack, each way, quoted; the throughput model's "
+    "rack link capacity (the smallest its supervisors declare); unset: the algorithm's "
+    "`rack_link` share of a host link",
+    "supervisor",
 )
 
 # --- topology: read by the brain's scheduling round ----------------------------------------

@@ -11,10 +11,10 @@ minimal component-level form are optional::
 ``cpu`` is in percent of one core (a node's capacity; a component's total, split evenly
 over its executors as in paper 000 Eq. 1); ``traffic`` is a component edge's total rate,
 split evenly over its executor pairs. Optional: node ``memory_mb``, ``rack``, ``speed``,
-``bandwidth``; component ``memory_mb``; topology ``workers``, ``name``, measured
-``executor_cpu`` ({"spout#0": 12.0}) and ``pair_traffic`` ([{"from": "spout#0", "to":
-"split#1", "traffic": 1.0}]), and the ``current`` placement in the output's assignment
-shape ({component: [node of executor 0, ...]}).
+``bandwidth`` and ``rack_uplink`` (bytes/s); component ``memory_mb``; topology ``workers``,
+``name``, measured ``executor_cpu`` ({"spout#0": 12.0}) and ``pair_traffic`` ([{"from":
+"spout#0", "to": "split#1", "traffic": 1.0}]), and the ``current`` placement in the output's
+assignment shape ({component: [node of executor 0, ...]}).
 
 A placement is written as ``{"assignment": {topology: {component: [node, ...]}},
 "workers": {...same shape, logical worker index...}, "summary": {...}, "topologies":
@@ -98,6 +98,7 @@ def _nodes_from_json(items: Iterable[Mapping[str, Any]]) -> tuple[Node, ...]:
             memory_mb=float(item.get("memory_mb", math.inf)),
             rack=str(item.get("rack", "default-rack")),
             bandwidth=item.get("bandwidth"),
+            rack_uplink=item.get("rack_uplink"),
             speed=float(item.get("speed", 1.0)),
         )
         for item in items

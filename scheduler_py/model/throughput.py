@@ -106,13 +106,15 @@ class ThroughputInputs:
     (measured where the topology has measured costs, see :func:`measured_work_seconds`; what
     the caller declares otherwise; 0 when unknown). ``host_bandwidth``: bytes/s of each host's
     link each way (a node's ``bandwidth`` when it has one); ``rack_bandwidth``: bytes/s of
-    each rack's uplink each way (``None``: racks are not a limit)."""
+    each rack's uplink each way (``None``: racks are not a limit); ``rack_uplinks``: bytes/s
+    of the uplinks of the racks whose own are known, in place of ``rack_bandwidth``."""
 
     loadaware: bool = True
     payload_bytes: float = 1024.0
     work_seconds: Mapping[str, float] = field(default_factory=dict)
     host_bandwidth: float = 125e6
     rack_bandwidth: float | None = None
+    rack_uplinks: Mapping[str, float] = field(default_factory=dict)
     acking: bool = True
     in_flight: float | None = None
     """spout tuples in flight at most (``topology.max.spout.pending`` × spout executors);
@@ -379,10 +381,12 @@ def _loads(state: _Round) -> tuple[dict[str, float], dict[str, float]]:
         own = known.bandwidth if known is not None and known.bandwidth else None
         host_link = own * constants.link_efficiency if own else link
         capacity[f"{node} out"] = capacity[f"{node} in"] = host_link
-    if inputs.rack_bandwidth:
+    if inputs.rack_bandwidth or inputs.rack_uplinks:
         for rack in set(rack_of.values()):
-            uplink = inputs.rack_bandwidth * constants.link_efficiency
-            capacity[f"{rack} out"] = capacity[f"{rack} in"] = uplink
+            nominal = inputs.rack_uplinks.get(rack) or inputs.rack_bandwidth
+            if nominal:
+                uplink = nominal * constants.link_efficiency
+                capacity[f"{rack} out"] = capacity[f"{rack} in"] = uplink
     return dict(load), capacity
 
 
@@ -405,7 +409,11 @@ def _spread_loads(
     constants, node_of, rack_of = state.inputs.constants, state.node_of, state.rack_of
     worker = state.placement.worker_key
     tuple_bytes = state.inputs.payload_bytes + constants.framing_bytes
-    racks = state.inputs.rack_bandwidth is not None or len(set(rack_of.values())) > 1
+    racks = (
+        state.inputs.rack_bandwidth is not None
+        or bool(state.inputs.rack_uplinks)
+        or len(set(rack_of.values())) > 1
+    )
     by_list: dict[int, list[tuple[tuple, float]]] = defaultdict(list)
     for (sender, list_id), share in spread.items():
         by_list[list_id].append((sender, share))

@@ -43,7 +43,9 @@ class Node:
     ``cpu`` and ``memory_mb`` are the capacity *available to the topology being planned*
     (already net of other topologies' usage when several share the cluster). ``slots`` is
     the number of worker slots the topology may use there. ``speed`` is the relative speed
-    of one core (paper 000 §5 heterogeneity; 1.0 = reference core).
+    of one core (paper 000 §5 heterogeneity; 1.0 = reference core). ``bandwidth`` is the
+    bytes/s of the node's network link each way and ``rack_uplink`` those of its rack's
+    uplink, when known (a supervisor declares them, ``docs/configuration.md``).
     """
 
     id: str
@@ -53,6 +55,7 @@ class Node:
     rack: str = "default-rack"
     bandwidth: float | None = None
     speed: float = 1.0
+    rack_uplink: float | None = None
 
     def __post_init__(self) -> None:
         if not self.id:

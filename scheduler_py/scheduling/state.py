@@ -38,6 +38,10 @@ class StormSupervisor:
     available_cpu: float
     available_memory_mb: float
     rack: str | None = None
+    host_link_mbit: float | None = None
+    """what the supervisor declares of its host link (``scheduler.host.link.mbit``)"""
+    rack_uplink_mbit: float | None = None
+    """what it declares of its rack's uplink (``scheduler.rack.uplink.mbit``)"""
 
 
 @dataclass(frozen=True)

@@ -226,7 +226,13 @@ def _node(
         slots=len(ports),
         memory_mb=max(0.0, sup.available_memory_mb + own_mem - claim.memory_mb),
         rack=sup.rack or "default-rack",
+        bandwidth=sup.host_link_mbit * MBIT if sup.host_link_mbit else None,
+        rack_uplink=sup.rack_uplink_mbit * MBIT if sup.rack_uplink_mbit else None,
     )
+
+
+MBIT = 1e6 / 8
+"""bytes/s in one Mbit/s (the model's links are in bytes/s, the declarations in Mbit/s)"""
 
 
 def storm_view(

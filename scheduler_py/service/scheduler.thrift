@@ -43,6 +43,11 @@ struct Supervisor {
   6: required double total_memory_mb;
   7: required double available_cpu;
   8: required double available_memory_mb;
+  /** Mbit/s of the host's network link, each way, as its supervisor.scheduler.meta declares
+      it (scheduler.host.link.mbit); absent when not declared or not a number > 0. */
+  9: optional double host_link_mbit;
+  /** Mbit/s of its rack's uplink, each way (scheduler.rack.uplink.mbit), likewise. */
+  10: optional double rack_uplink_mbit;
 }
 
 /** One input of a component: the upstream component and stream it subscribes to. */

@@ -174,7 +174,18 @@ def _supervisor(sup: Any) -> StormSupervisor:
         available_cpu=_finite(sup.available_cpu, sid, "available_cpu"),
         available_memory_mb=_finite(sup.available_memory_mb, sid, "available_memory_mb"),
         rack=sup.rack if isinstance(sup.rack, str) and sup.rack else None,
+        host_link_mbit=_declared_mbit(sup.host_link_mbit, sid, "host_link_mbit"),
+        rack_uplink_mbit=_declared_mbit(sup.rack_uplink_mbit, sid, "rack_uplink_mbit"),
     )
+
+
+def _declared_mbit(value: Any, sid: str, field: str) -> float | None:
+    """A link capacity the supervisor declares (optional; the shim sends only numbers > 0)."""
+    if value is None:
+        return None
+    if type(value) in (int, float) and math.isfinite(value) and value > 0:
+        return float(value)
+    raise ValueError(f"supervisor {sid}: {field} must be Mbit/s above 0, found {value!r}")
 
 
 def _slot(slot: Any, sid: str) -> StormSlot:

@@ -1,6 +1,6 @@
 """The real brain (``BrainHandler`` with the default round configuration) that also writes
-the hosts and racks of every snapshot the shim sends to a JSON file, so a cluster test can
-see what Nimbus told the brain. Run as a script:
+the hosts, racks and declared link capacities of every snapshot the shim sends to a JSON
+file, so a cluster test can see what Nimbus told the brain. Run as a script:
 
     python -m tests.cluster.recording_brain --port 9627 --snapshots FILE
 """
@@ -24,8 +24,11 @@ class RecordingBrain(BrainHandler):
 
     def schedule(self, snapshot: Any) -> Any:
         racks = {sup.host: sup.rack for sup in snapshot.supervisors}
+        links = {
+            sup.host: [sup.host_link_mbit, sup.rack_uplink_mbit] for sup in snapshot.supervisors
+        }
         temporary = self.snapshots.with_suffix(".tmp")
-        temporary.write_text(json.dumps({"round": snapshot.round, "racks": racks}))
+        temporary.write_text(json.dumps({"round": snapshot.round, "racks": racks, "links": links}))
         temporary.replace(self.snapshots)
         return super().schedule(snapshot)
 

@@ -30,6 +30,8 @@ pytestmark = pytest.mark.cluster
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 HOSTS, RACKS, HOST_CPU = 4, 2, 0.5
+EMU_HOST_MBIT, EMU_INTERRACK_MBIT = 100, 50
+"""deploy/cluster-common.sh's default link rates (the test sets neither)"""
 # shaping is approximate (htb bursts, packet headers beside the payload)
 RATE_TOLERANCE = 1.15
 # CPU time over a window of a few seconds may overshoot the quota by a period's worth
@@ -222,6 +224,9 @@ def test_emulated_hosts_place_shape_throttle_and_clean_up(tmp_path: Path) -> Non
                 "a snapshot from the shim",
             )
             assert recorded["racks"] == {h.address: h.rack for h in hosts.hosts}, recorded
+            # each supervisor declares the rates it is shaped to (supervisor.scheduler.meta)
+            declared = [float(EMU_HOST_MBIT), float(EMU_INTERRACK_MBIT)]
+            assert recorded["links"] == {h.address: declared for h in hosts.hosts}, recorded
 
             _check_throttled(hosts.hosts[0])
         finally:

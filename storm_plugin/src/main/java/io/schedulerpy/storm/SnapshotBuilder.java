@@ -60,6 +60,9 @@ import org.slf4j.LoggerFactory;
  *       coming from it are dropped. Inputs of system components are those Storm itself wires
  *       ({@link StormCommon#systemTopology}).</li>
  *   <li>The rack is omitted when the host resolves to Storm's {@code /default-rack}.</li>
+ *   <li>A supervisor's link capacities are what its {@code supervisor.scheduler.meta} declares
+ *       ({@link #HOST_LINK_MBIT}, {@link #RACK_UPLINK_MBIT}); a value that is not a number
+ *       above 0 is left out, with one warning per supervisor, key and value.</li>
  * </ul>
  */
 public class SnapshotBuilder {
@@ -72,6 +75,15 @@ public class SnapshotBuilder {
     public static final List<String> EXTRA_CONF_KEYS = Collections.unmodifiableList(List.of(
         Config.TOPOLOGY_WORKERS, Config.TOPOLOGY_NAME, Config.TOPOLOGY_ACKER_EXECUTORS,
         Config.TOPOLOGY_MESSAGE_TIMEOUT_SECS));
+
+    /** {@code supervisor.scheduler.meta} key: Mbit/s of the supervisor's host link, each way. */
+    public static final String HOST_LINK_MBIT = "scheduler.host.link.mbit";
+
+    /** {@code supervisor.scheduler.meta} key: Mbit/s of the supervisor's rack uplink, each way. */
+    public static final String RACK_UPLINK_MBIT = "scheduler.rack.uplink.mbit";
+
+    /** Bad link declarations already warned about, so that a round every few seconds warns once. */
+    private final Set<String> warnedDeclarations = Collections.synchronizedSet(new HashSet<>());
 
     private static final Comparator<ExecutorDetails> BY_TASK =
         Comparator.comparingInt(ExecutorDetails::getStartTask).thenComparingInt(ExecutorDetails::getEndTask);
@@ -161,6 +173,37 @@ public class SnapshotBuilder {
         return ret;
     }
 
+    /**
+     * The Mbit/s {@code key} of {@code sd}'s {@code supervisor.scheduler.meta} declares, or null when
+     * it declares none or something that is not a finite number above 0 (warned about once).
+     */
+    Double declaredMbit(SupervisorDetails sd, String key) {
+        Object meta = sd.getSchedulerMeta();
+        if (!(meta instanceof Map)) {
+            return null;
+        }
+        Object value = ((Map<?, ?>) meta).get(key);
+        if (value == null) {
+            return null;
+        }
+        double mbit;
+        try {
+            mbit = value instanceof Number ? ((Number) value).doubleValue() : Double.parseDouble(value.toString().trim());
+        } catch (NumberFormatException e) {
+            mbit = Double.NaN;
+        }
+        if (Double.isFinite(mbit) && mbit > 0) {
+            return mbit;
+        }
+        if (warnedDeclarations.add(sd.getId() + "\u0000" + key + "\u0000" + value)) {
+            LOG.warn("supervisor {} (host {}): supervisor.scheduler.meta {} is '{}', expected Mbit/s as a number above 0 "
+                    + "(quoted in storm.yaml, e.g. \"1000\"); the brain plans as if it were not declared. "
+                    + "Fix it in that supervisor's storm.yaml and restart the supervisor.",
+                sd.getId(), sd.getHost(), key, value);
+        }
+        return null;
+    }
+
     private List<Supervisor> supervisors(Cluster cluster) {
         Map<WorkerSlot, String> owners = slotOwners(cluster);
         Map<String, String> racks = hostToRack(cluster);
@@ -175,6 +218,14 @@ public class SnapshotBuilder {
             String rack = sd.getHost() == null ? null : racks.get(sd.getHost());
             if (rack != null) {
                 sup.setRack(rack);
+            }
+            Double hostLink = declaredMbit(sd, HOST_LINK_MBIT);
+            if (hostLink != null) {
+                sup.setHost_link_mbit(hostLink);
+            }
+            Double rackUplink = declaredMbit(sd, RACK_UPLINK_MBIT);
+            if (rackUplink != null) {
+                sup.setRack_uplink_mbit(rackUplink);
             }
             List<Slot> slots = new ArrayList<>();
             Set<Integer> ports = sd.getAllPorts() == null ? Collections.emptySet() : new TreeSet<>(sd.getAllPorts());

@@ -28,9 +28,11 @@ import org.apache.storm.generated.StormTopology;
 import org.apache.storm.grouping.PartialKeyGrouping;
 import org.apache.storm.scheduler.Cluster;
 import org.apache.storm.scheduler.ExecutorDetails;
+import org.apache.storm.scheduler.SupervisorDetails;
 import org.apache.storm.scheduler.Topologies;
 import org.apache.storm.scheduler.TopologyDetails;
 import org.apache.storm.scheduler.WorkerSlot;
+import org.apache.storm.scheduler.resource.normalization.NormalizedResources;
 import org.apache.storm.topology.TopologyBuilder;
 import org.apache.storm.tuple.Fields;
 import org.junit.jupiter.api.BeforeEach;
@@ -321,5 +323,46 @@ class SnapshotBuilderTest {
         Map<String, String> otherConf = topology(build(), "other-1").getConf();
         assertEquals("null", otherConf.get("topology.acker.executors"), "defaults.yaml has topology.acker.executors: null");
         assertNotNull(otherConf.get("scheduler.display.resource"), "Storm's own scheduler.* keys pass too");
+    }
+
+    /** A supervisor on host-{@code i} with 2 ports and the given {@code supervisor.scheduler.meta}. */
+    private static SupervisorDetails supervisorWithMeta(int i, Map<String, Object> meta) {
+        Map<String, Double> resources = new HashMap<>();
+        resources.put(Config.SUPERVISOR_CPU_CAPACITY, 400.0);
+        resources.put(Config.SUPERVISOR_MEMORY_CAPACITY_MB, 4096.0);
+        return new SupervisorDetails("sup-" + i, "host-" + i, meta, Arrays.asList(6700, 6701),
+            NormalizedResources.RESOURCE_NAME_NORMALIZER.normalizedResourceMap(resources));
+    }
+
+    @Test
+    void declaredLinkCapacitiesAreSentAndBadOnesLeftOut() {
+        Map<String, Object> declared = new HashMap<>();
+        declared.put(SnapshotBuilder.HOST_LINK_MBIT, "100");
+        declared.put(SnapshotBuilder.RACK_UPLINK_MBIT, " 50.5 ");
+        declared.put("unrelated", "x");
+        Map<String, Object> bad = new HashMap<>();
+        bad.put(SnapshotBuilder.HOST_LINK_MBIT, "fast");
+        bad.put(SnapshotBuilder.RACK_UPLINK_MBIT, "-5");
+        Map<String, Object> unquoted = new HashMap<>();
+        unquoted.put(SnapshotBuilder.HOST_LINK_MBIT, 1000);  // a YAML number, not a string
+        unquoted.put(SnapshotBuilder.RACK_UPLINK_MBIT, "Infinity");
+        Map<String, SupervisorDetails> sups = new HashMap<>();
+        for (SupervisorDetails sd : Arrays.asList(supervisorWithMeta(0, declared), supervisorWithMeta(1, bad),
+            supervisorWithMeta(2, unquoted), supervisorWithMeta(3, null))) {
+            sups.put(sd.getId(), sd);
+        }
+        Cluster withMeta = Fixtures.cluster(sups, new Topologies(other));
+        SnapshotBuilder builder = new SnapshotBuilder();
+        List<Supervisor> sent = builder.build(withMeta, Collections.singletonList(other), 1, 1L).getSupervisors();
+
+        assertEquals(100.0, sent.get(0).getHost_link_mbit(), 1e-9);
+        assertEquals(50.5, sent.get(0).getRack_uplink_mbit(), 1e-9);
+        assertFalse(sent.get(1).isSetHost_link_mbit(), "not a number: left out");
+        assertFalse(sent.get(1).isSetRack_uplink_mbit(), "below 0: left out");
+        assertEquals(1000.0, sent.get(2).getHost_link_mbit(), 1e-9);
+        assertFalse(sent.get(2).isSetRack_uplink_mbit(), "not finite: left out");
+        assertFalse(sent.get(3).isSetHost_link_mbit(), "no scheduler meta: nothing declared");
+        assertFalse(sent.get(3).isSetRack_uplink_mbit());
+        assertNull(builder.declaredMbit(sups.get("sup-1"), SnapshotBuilder.HOST_LINK_MBIT));
     }
 }

@@ -18,6 +18,8 @@ public class Supervisor implements org.apache.thrift.TBase<Supervisor, Superviso
   private static final org.apache.thrift.protocol.TField TOTAL_MEMORY_MB_FIELD_DESC = new org.apache.thrift.protocol.TField("total_memory_mb", org.apache.thrift.protocol.TType.DOUBLE, (short)6);
   private static final org.apache.thrift.protocol.TField AVAILABLE_CPU_FIELD_DESC = new org.apache.thrift.protocol.TField("available_cpu", org.apache.thrift.protocol.TType.DOUBLE, (short)7);
   private static final org.apache.thrift.protocol.TField AVAILABLE_MEMORY_MB_FIELD_DESC = new org.apache.thrift.protocol.TField("available_memory_mb", org.apache.thrift.protocol.TType.DOUBLE, (short)8);
+  private static final org.apache.thrift.protocol.TField HOST_LINK_MBIT_FIELD_DESC = new org.apache.thrift.protocol.TField("host_link_mbit", org.apache.thrift.protocol.TType.DOUBLE, (short)9);
+  private static final org.apache.thrift.protocol.TField RACK_UPLINK_MBIT_FIELD_DESC = new org.apache.thrift.protocol.TField("rack_uplink_mbit", org.apache.thrift.protocol.TType.DOUBLE, (short)10);
 
   private static final org.apache.thrift.scheme.SchemeFactory STANDARD_SCHEME_FACTORY = new SupervisorStandardSchemeFactory();
   private static final org.apache.thrift.scheme.SchemeFactory TUPLE_SCHEME_FACTORY = new SupervisorTupleSchemeFactory();
@@ -33,6 +35,15 @@ public class Supervisor implements org.apache.thrift.TBase<Supervisor, Superviso
   public double total_memory_mb; // required
   public double available_cpu; // required
   public double available_memory_mb; // required
+  /**
+   * Mbit/s of the host's network link, each way, as its supervisor.scheduler.meta declares
+   * it (scheduler.host.link.mbit); absent when not declared or not a number > 0.
+   */
+  public double host_link_mbit; // optional
+  /**
+   * Mbit/s of its rack's uplink, each way (scheduler.rack.uplink.mbit), likewise.
+   */
+  public double rack_uplink_mbit; // optional
 
   /** The set of fields this struct contains, along with convenience methods for finding and manipulating them. */
   public enum _Fields implements org.apache.thrift.TFieldIdEnum {
@@ -46,7 +57,16 @@ public class Supervisor implements org.apache.thrift.TBase<Supervisor, Superviso
     TOTAL_CPU((short)5, "total_cpu"),
     TOTAL_MEMORY_MB((short)6, "total_memory_mb"),
     AVAILABLE_CPU((short)7, "available_cpu"),
-    AVAILABLE_MEMORY_MB((short)8, "available_memory_mb");
+    AVAILABLE_MEMORY_MB((short)8, "available_memory_mb"),
+    /**
+     * Mbit/s of the host's network link, each way, as its supervisor.scheduler.meta declares
+     * it (scheduler.host.link.mbit); absent when not declared or not a number > 0.
+     */
+    HOST_LINK_MBIT((short)9, "host_link_mbit"),
+    /**
+     * Mbit/s of its rack's uplink, each way (scheduler.rack.uplink.mbit), likewise.
+     */
+    RACK_UPLINK_MBIT((short)10, "rack_uplink_mbit");
 
     private static final java.util.Map<java.lang.String, _Fields> byName = new java.util.HashMap<java.lang.String, _Fields>();
 
@@ -78,6 +98,10 @@ public class Supervisor implements org.apache.thrift.TBase<Supervisor, Superviso
           return AVAILABLE_CPU;
         case 8: // AVAILABLE_MEMORY_MB
           return AVAILABLE_MEMORY_MB;
+        case 9: // HOST_LINK_MBIT
+          return HOST_LINK_MBIT;
+        case 10: // RACK_UPLINK_MBIT
+          return RACK_UPLINK_MBIT;
         default:
           return null;
       }
@@ -125,8 +149,10 @@ public class Supervisor implements org.apache.thrift.TBase<Supervisor, Superviso
   private static final int __TOTAL_MEMORY_MB_ISSET_ID = 1;
   private static final int __AVAILABLE_CPU_ISSET_ID = 2;
   private static final int __AVAILABLE_MEMORY_MB_ISSET_ID = 3;
+  private static final int __HOST_LINK_MBIT_ISSET_ID = 4;
+  private static final int __RACK_UPLINK_MBIT_ISSET_ID = 5;
   private byte __isset_bitfield = 0;
-  private static final _Fields optionals[] = {_Fields.RACK};
+  private static final _Fields optionals[] = {_Fields.RACK,_Fields.HOST_LINK_MBIT,_Fields.RACK_UPLINK_MBIT};
   public static final java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> metaDataMap;
   static {
     java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> tmpMap = new java.util.EnumMap<_Fields, org.apache.thrift.meta_data.FieldMetaData>(_Fields.class);
@@ -146,6 +172,10 @@ public class Supervisor implements org.apache.thrift.TBase<Supervisor, Superviso
     tmpMap.put(_Fields.AVAILABLE_CPU, new org.apache.thrift.meta_data.FieldMetaData("available_cpu", org.apache.thrift.TFieldRequirementType.REQUIRED, 
         new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.DOUBLE)));
     tmpMap.put(_Fields.AVAILABLE_MEMORY_MB, new org.apache.thrift.meta_data.FieldMetaData("available_memory_mb", org.apache.thrift.TFieldRequirementType.REQUIRED, 
+        new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.DOUBLE)));
+    tmpMap.put(_Fields.HOST_LINK_MBIT, new org.apache.thrift.meta_data.FieldMetaData("host_link_mbit", org.apache.thrift.TFieldRequirementType.OPTIONAL, 
+        new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.DOUBLE)));
+    tmpMap.put(_Fields.RACK_UPLINK_MBIT, new org.apache.thrift.meta_data.FieldMetaData("rack_uplink_mbit", org.apache.thrift.TFieldRequirementType.OPTIONAL, 
         new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.DOUBLE)));
     metaDataMap = java.util.Collections.unmodifiableMap(tmpMap);
     org.apache.thrift.meta_data.FieldMetaData.addStructMetaDataMap(Supervisor.class, metaDataMap);
@@ -202,6 +232,8 @@ public class Supervisor implements org.apache.thrift.TBase<Supervisor, Superviso
     this.total_memory_mb = other.total_memory_mb;
     this.available_cpu = other.available_cpu;
     this.available_memory_mb = other.available_memory_mb;
+    this.host_link_mbit = other.host_link_mbit;
+    this.rack_uplink_mbit = other.rack_uplink_mbit;
   }
 
   @Override
@@ -223,6 +255,10 @@ public class Supervisor implements org.apache.thrift.TBase<Supervisor, Superviso
     this.available_cpu = 0.0;
     setAvailable_memory_mbIsSet(false);
     this.available_memory_mb = 0.0;
+    setHost_link_mbitIsSet(false);
+    this.host_link_mbit = 0.0;
+    setRack_uplink_mbitIsSet(false);
+    this.rack_uplink_mbit = 0.0;
   }
 
   @org.apache.thrift.annotation.Nullable
@@ -439,6 +475,66 @@ public class Supervisor implements org.apache.thrift.TBase<Supervisor, Superviso
     __isset_bitfield = org.apache.thrift.EncodingUtils.setBit(__isset_bitfield, __AVAILABLE_MEMORY_MB_ISSET_ID, value);
   }
 
+  /**
+   * Mbit/s of the host's network link, each way, as its supervisor.scheduler.meta declares
+   * it (scheduler.host.link.mbit); absent when not declared or not a number > 0.
+   */
+  public double getHost_link_mbit() {
+    return this.host_link_mbit;
+  }
+
+  /**
+   * Mbit/s of the host's network link, each way, as its supervisor.scheduler.meta declares
+   * it (scheduler.host.link.mbit); absent when not declared or not a number > 0.
+   */
+  public Supervisor setHost_link_mbit(double host_link_mbit) {
+    this.host_link_mbit = host_link_mbit;
+    setHost_link_mbitIsSet(true);
+    return this;
+  }
+
+  public void unsetHost_link_mbit() {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.clearBit(__isset_bitfield, __HOST_LINK_MBIT_ISSET_ID);
+  }
+
+  /** Returns true if field host_link_mbit is set (has been assigned a value) and false otherwise */
+  public boolean isSetHost_link_mbit() {
+    return org.apache.thrift.EncodingUtils.testBit(__isset_bitfield, __HOST_LINK_MBIT_ISSET_ID);
+  }
+
+  public void setHost_link_mbitIsSet(boolean value) {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.setBit(__isset_bitfield, __HOST_LINK_MBIT_ISSET_ID, value);
+  }
+
+  /**
+   * Mbit/s of its rack's uplink, each way (scheduler.rack.uplink.mbit), likewise.
+   */
+  public double getRack_uplink_mbit() {
+    return this.rack_uplink_mbit;
+  }
+
+  /**
+   * Mbit/s of its rack's uplink, each way (scheduler.rack.uplink.mbit), likewise.
+   */
+  public Supervisor setRack_uplink_mbit(double rack_uplink_mbit) {
+    this.rack_uplink_mbit = rack_uplink_mbit;
+    setRack_uplink_mbitIsSet(true);
+    return this;
+  }
+
+  public void unsetRack_uplink_mbit() {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.clearBit(__isset_bitfield, __RACK_UPLINK_MBIT_ISSET_ID);
+  }
+
+  /** Returns true if field rack_uplink_mbit is set (has been assigned a value) and false otherwise */
+  public boolean isSetRack_uplink_mbit() {
+    return org.apache.thrift.EncodingUtils.testBit(__isset_bitfield, __RACK_UPLINK_MBIT_ISSET_ID);
+  }
+
+  public void setRack_uplink_mbitIsSet(boolean value) {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.setBit(__isset_bitfield, __RACK_UPLINK_MBIT_ISSET_ID, value);
+  }
+
   @Override
   public void setFieldValue(_Fields field, @org.apache.thrift.annotation.Nullable java.lang.Object value) {
     switch (field) {
@@ -506,6 +602,22 @@ public class Supervisor implements org.apache.thrift.TBase<Supervisor, Superviso
       }
       break;
 
+    case HOST_LINK_MBIT:
+      if (value == null) {
+        unsetHost_link_mbit();
+      } else {
+        setHost_link_mbit((java.lang.Double)value);
+      }
+      break;
+
+    case RACK_UPLINK_MBIT:
+      if (value == null) {
+        unsetRack_uplink_mbit();
+      } else {
+        setRack_uplink_mbit((java.lang.Double)value);
+      }
+      break;
+
     }
   }
 
@@ -537,6 +649,12 @@ public class Supervisor implements org.apache.thrift.TBase<Supervisor, Superviso
     case AVAILABLE_MEMORY_MB:
       return getAvailable_memory_mb();
 
+    case HOST_LINK_MBIT:
+      return getHost_link_mbit();
+
+    case RACK_UPLINK_MBIT:
+      return getRack_uplink_mbit();
+
     }
     throw new java.lang.IllegalStateException();
   }
@@ -565,6 +683,10 @@ public class Supervisor implements org.apache.thrift.TBase<Supervisor, Superviso
       return isSetAvailable_cpu();
     case AVAILABLE_MEMORY_MB:
       return isSetAvailable_memory_mb();
+    case HOST_LINK_MBIT:
+      return isSetHost_link_mbit();
+    case RACK_UPLINK_MBIT:
+      return isSetRack_uplink_mbit();
     }
     throw new java.lang.IllegalStateException();
   }
@@ -654,6 +776,24 @@ public class Supervisor implements org.apache.thrift.TBase<Supervisor, Superviso
         return false;
     }
 
+    boolean this_present_host_link_mbit = true && this.isSetHost_link_mbit();
+    boolean that_present_host_link_mbit = true && that.isSetHost_link_mbit();
+    if (this_present_host_link_mbit || that_present_host_link_mbit) {
+      if (!(this_present_host_link_mbit && that_present_host_link_mbit))
+        return false;
+      if (this.host_link_mbit != that.host_link_mbit)
+        return false;
+    }
+
+    boolean this_present_rack_uplink_mbit = true && this.isSetRack_uplink_mbit();
+    boolean that_present_rack_uplink_mbit = true && that.isSetRack_uplink_mbit();
+    if (this_present_rack_uplink_mbit || that_present_rack_uplink_mbit) {
+      if (!(this_present_rack_uplink_mbit && that_present_rack_uplink_mbit))
+        return false;
+      if (this.rack_uplink_mbit != that.rack_uplink_mbit)
+        return false;
+    }
+
     return true;
   }
 
@@ -684,6 +824,14 @@ public class Supervisor implements org.apache.thrift.TBase<Supervisor, Superviso
     hashCode = hashCode * 8191 + org.apache.thrift.TBaseHelper.hashCode(available_cpu);
 
     hashCode = hashCode * 8191 + org.apache.thrift.TBaseHelper.hashCode(available_memory_mb);
+
+    hashCode = hashCode * 8191 + ((isSetHost_link_mbit()) ? 131071 : 524287);
+    if (isSetHost_link_mbit())
+      hashCode = hashCode * 8191 + org.apache.thrift.TBaseHelper.hashCode(host_link_mbit);
+
+    hashCode = hashCode * 8191 + ((isSetRack_uplink_mbit()) ? 131071 : 524287);
+    if (isSetRack_uplink_mbit())
+      hashCode = hashCode * 8191 + org.apache.thrift.TBaseHelper.hashCode(rack_uplink_mbit);
 
     return hashCode;
   }
@@ -776,6 +924,26 @@ public class Supervisor implements org.apache.thrift.TBase<Supervisor, Superviso
         return lastComparison;
       }
     }
+    lastComparison = java.lang.Boolean.compare(isSetHost_link_mbit(), other.isSetHost_link_mbit());
+    if (lastComparison != 0) {
+      return lastComparison;
+    }
+    if (isSetHost_link_mbit()) {
+      lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.host_link_mbit, other.host_link_mbit);
+      if (lastComparison != 0) {
+        return lastComparison;
+      }
+    }
+    lastComparison = java.lang.Boolean.compare(isSetRack_uplink_mbit(), other.isSetRack_uplink_mbit());
+    if (lastComparison != 0) {
+      return lastComparison;
+    }
+    if (isSetRack_uplink_mbit()) {
+      lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.rack_uplink_mbit, other.rack_uplink_mbit);
+      if (lastComparison != 0) {
+        return lastComparison;
+      }
+    }
     return 0;
   }
 
@@ -849,6 +1017,18 @@ public class Supervisor implements org.apache.thrift.TBase<Supervisor, Superviso
     sb.append("available_memory_mb:");
     sb.append(this.available_memory_mb);
     first = false;
+    if (isSetHost_link_mbit()) {
+      if (!first) sb.append(", ");
+      sb.append("host_link_mbit:");
+      sb.append(this.host_link_mbit);
+      first = false;
+    }
+    if (isSetRack_uplink_mbit()) {
+      if (!first) sb.append(", ");
+      sb.append("rack_uplink_mbit:");
+      sb.append(this.rack_uplink_mbit);
+      first = false;
+    }
     sb.append(")");
     return sb.toString();
   }
@@ -984,6 +1164,22 @@ public class Supervisor implements org.apache.thrift.TBase<Supervisor, Superviso
               org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
             }
             break;
+          case 9: // HOST_LINK_MBIT
+            if (schemeField.type == org.apache.thrift.protocol.TType.DOUBLE) {
+              struct.host_link_mbit = iprot.readDouble();
+              struct.setHost_link_mbitIsSet(true);
+            } else { 
+              org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
+            }
+            break;
+          case 10: // RACK_UPLINK_MBIT
+            if (schemeField.type == org.apache.thrift.protocol.TType.DOUBLE) {
+              struct.rack_uplink_mbit = iprot.readDouble();
+              struct.setRack_uplink_mbitIsSet(true);
+            } else { 
+              org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
+            }
+            break;
           default:
             org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
         }
@@ -1053,6 +1249,16 @@ public class Supervisor implements org.apache.thrift.TBase<Supervisor, Superviso
       oprot.writeFieldBegin(AVAILABLE_MEMORY_MB_FIELD_DESC);
       oprot.writeDouble(struct.available_memory_mb);
       oprot.writeFieldEnd();
+      if (struct.isSetHost_link_mbit()) {
+        oprot.writeFieldBegin(HOST_LINK_MBIT_FIELD_DESC);
+        oprot.writeDouble(struct.host_link_mbit);
+        oprot.writeFieldEnd();
+      }
+      if (struct.isSetRack_uplink_mbit()) {
+        oprot.writeFieldBegin(RACK_UPLINK_MBIT_FIELD_DESC);
+        oprot.writeDouble(struct.rack_uplink_mbit);
+        oprot.writeFieldEnd();
+      }
       oprot.writeFieldStop();
       oprot.writeStructEnd();
     }
@@ -1088,9 +1294,21 @@ public class Supervisor implements org.apache.thrift.TBase<Supervisor, Superviso
       if (struct.isSetRack()) {
         optionals.set(0);
       }
-      oprot.writeBitSet(optionals, 1);
+      if (struct.isSetHost_link_mbit()) {
+        optionals.set(1);
+      }
+      if (struct.isSetRack_uplink_mbit()) {
+        optionals.set(2);
+      }
+      oprot.writeBitSet(optionals, 3);
       if (struct.isSetRack()) {
         oprot.writeString(struct.rack);
+      }
+      if (struct.isSetHost_link_mbit()) {
+        oprot.writeDouble(struct.host_link_mbit);
+      }
+      if (struct.isSetRack_uplink_mbit()) {
+        oprot.writeDouble(struct.rack_uplink_mbit);
       }
     }
 
@@ -1121,10 +1339,18 @@ public class Supervisor implements org.apache.thrift.TBase<Supervisor, Superviso
       struct.setAvailable_cpuIsSet(true);
       struct.available_memory_mb = iprot.readDouble();
       struct.setAvailable_memory_mbIsSet(true);
-      java.util.BitSet incoming = iprot.readBitSet(1);
+      java.util.BitSet incoming = iprot.readBitSet(3);
       if (incoming.get(0)) {
         struct.rack = iprot.readString();
         struct.setRackIsSet(true);
+      }
+      if (incoming.get(1)) {
+        struct.host_link_mbit = iprot.readDouble();
+        struct.setHost_link_mbitIsSet(true);
+      }
+      if (incoming.get(2)) {
+        struct.rack_uplink_mbit = iprot.readDouble();
+        struct.setRack_uplink_mbitIsSet(true);
       }
     }
   }
