@@ -14,12 +14,10 @@ from scheduler_py.algorithms.fastest import link_capacities, model_inputs
 from scheduler_py.bench.cluster_links import model_topology
 from scheduler_py.model.errors import InvalidProblemError
 from scheduler_py.model.throughput import throughput
-from scheduler_py.model.types import Node, Placement, Problem
+from scheduler_py.model.types import MBIT, Node, Placement, Problem
 from scheduler_py.service.snapshot import to_state
 from scheduler_py.service.wire import wire
 from tests.snapshots import answer, snapshot, supervisor, view_of, wordcount
-
-MBIT = 1e6 / 8
 
 
 def _over_the_wire(value):

@@ -68,7 +68,7 @@ from scheduler_py.model.throughput import (
     measured_work_seconds,
     throughput,
 )
-from scheduler_py.model.types import Node, NodeTable, Placement, Problem
+from scheduler_py.model.types import MBIT, Node, NodeTable, Placement, Problem
 
 NAME = "throughput"
 CANDIDATES = ("locality", "td", "rstorm", "even")
@@ -316,7 +316,7 @@ def model_inputs(
     the host link when the nodes span racks."""
     work = measured_work_seconds(problem.topology)
     given = [n.bandwidth for n in problem.nodes if n.bandwidth]
-    host = sum(given) / len(given) if given else host_mbit * 1e6 / 8
+    host = sum(given) / len(given) if given else host_mbit * MBIT
     racks = {n.rack for n in problem.nodes}
     uplinks: dict[str, float] = {}
     for node in problem.nodes:
@@ -342,17 +342,16 @@ def link_capacities(problem: Problem, host_mbit: float, rack_link: float) -> str
     or the algorithm's parameters."""
     nodes = problem.nodes
     hosts = sum(1 for n in nodes if n.bandwidth)
-    multi_rack = len({n.rack for n in nodes}) > 1
+    racks = {n.rack for n in nodes}
     if hosts == len(nodes):
         host = "host links declared"
     elif hosts:
         host = f"host links declared on {hosts} of {len(nodes)} nodes (the rest: their mean)"
     else:
         host = f"host links not declared (assumed {host_mbit:g} Mbit/s)"
-    if not multi_rack:
+    if len(racks) == 1:
         return host
     uplinks = {n.rack for n in nodes if n.rack_uplink}
-    racks = {n.rack for n in nodes}
     if uplinks == racks:
         return f"{host}; rack uplinks declared"
     if uplinks:

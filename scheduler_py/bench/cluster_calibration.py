@@ -33,7 +33,7 @@ from scheduler_py.model.throughput import (
     ThroughputInputs,
     throughput,
 )
-from scheduler_py.model.types import Node, Placement, Problem
+from scheduler_py.model.types import MBIT, Node, Placement, Problem
 
 PAPER = "the throughput model calibrated on the emulated-network runs"
 
@@ -86,8 +86,8 @@ def sample_of(run: Mapping[str, Any], hosts: Any, source: str = "") -> Sample | 
         Node(h["name"], float(h.get("cpu_cores", 1.0)) * 100.0, slots=4, rack=h["rack"])
         for h in hosts["hosts"]
     )
-    host_bytes = float(hosts.get("host_mbit", 100.0)) * 1e6 / 8
-    rack_bytes = float(hosts.get("interrack_mbit", 0.0)) * 1e6 / 8 or None
+    host_bytes = float(hosts.get("host_mbit", 100.0)) * MBIT
+    rack_bytes = float(hosts.get("interrack_mbit", 0.0)) * MBIT or None
     placement = run.get("placement")
     topology = model_topology(str(run.get("topology", "")))
     if not placement or topology is None or not run.get("throughput"):

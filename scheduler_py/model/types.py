@@ -36,6 +36,11 @@ def _frozen_map(mapping: Mapping | None) -> Mapping:
     return MappingProxyType(dict(mapping or {}))
 
 
+MBIT = 1e6 / 8
+"""bytes/s in one Mbit/s: a node's ``bandwidth`` and ``rack_uplink`` are in bytes/s, what
+supervisors and operators declare is in Mbit/s"""
+
+
 @dataclass(frozen=True)
 class Node:
     """A machine (Storm supervisor) as the algorithms see it.

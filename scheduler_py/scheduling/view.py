@@ -33,6 +33,7 @@ from typing import Any
 from scheduler_py.config import keys
 from scheduler_py.model.errors import InfeasibleError, InvalidProblemError
 from scheduler_py.model.types import (
+    MBIT,
     Component,
     Edge,
     Node,
@@ -229,10 +230,6 @@ def _node(
         bandwidth=sup.host_link_mbit * MBIT if sup.host_link_mbit else None,
         rack_uplink=sup.rack_uplink_mbit * MBIT if sup.rack_uplink_mbit else None,
     )
-
-
-MBIT = 1e6 / 8
-"""bytes/s in one Mbit/s (the model's links are in bytes/s, the declarations in Mbit/s)"""
 
 
 def storm_view(
