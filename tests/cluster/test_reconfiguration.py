@@ -136,7 +136,11 @@ def story(cluster, tmp_path_factory):
             "topology.component.cpu.pcore.percent=5",
             "scheduler.brain.algorithm=even",
             "scheduler.brain.node.cpu.cap=60",
-            "scheduler.reconfig.change.threshold=0.15",
+            # θ as shipped: on this topology the steady signal measured 0.10–0.14 under the
+            # heavy load and 0.13–0.19 under the light one (a single window's reference), the
+            # load drop 0.45–0.50; at 0.15 the light load alone fired the trigger again, and
+            # the drop fired while the window still held heavy aggregates
+            "scheduler.reconfig.change.threshold=0.25",
             # 4 aggregates 5 s apart: the 20 s window then holds only the new load
             "scheduler.reconfig.change.windows=4",
             "scheduler.reconfig.warmup.secs=15",
@@ -230,7 +234,9 @@ def test_load_drop_triggers_one_reconfiguration_that_cuts_interworker_traffic(st
     assert share < story.traffic_before / 2, (share, story.traffic_before)
     # no oscillation: the new placement holds, nothing else is re-planned
     story.next_aggregates(6, timeout=180)
-    assert [e["state"] for e in story.entries()] == ["completed"], story.entries()
+    assert [e["state"] for e in story.entries()] == ["completed"], [
+        (e["state"], e.get("trigger_detail"), e.get("reason")) for e in story.entries()
+    ]
     assert story.placement() == after
     measured = wait_until(
         lambda: story.entries()[0].get("measured"),
