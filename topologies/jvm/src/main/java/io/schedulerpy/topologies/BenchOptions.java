@@ -25,6 +25,8 @@ public final class BenchOptions {
     public static final String MEMORY_MB = "bench.memory.mb";
     /** Directory the spouts write their complete-latency histograms to ({@link LatencyLog}); unset = off. */
     public static final String LATENCY_DIR = "bench.latency.dir";
+    /** A file on the workers' hosts whose {@code bench.cpu.micros[.component]} changes the bolts' CPU at run time ({@link CpuControl}); unset = off. */
+    public static final String CONTROL_FILE = "bench.control.file";
 
     public static final int DEFAULT_PAYLOAD_BYTES = 1024;
     public static final int MAX_PAYLOAD_BYTES = 1 << 20;
@@ -34,7 +36,7 @@ public final class BenchOptions {
     public static final double DEFAULT_MEMORY_MB = 128.0;
 
     private static final String PREFIX = "bench.";
-    private static final List<String> TOPOLOGY_KEYS = List.of(PAYLOAD_BYTES, SPOUT_RATE, LATENCY_DIR);
+    private static final List<String> TOPOLOGY_KEYS = List.of(PAYLOAD_BYTES, SPOUT_RATE, LATENCY_DIR, CONTROL_FILE);
     private static final List<String> COMPONENT_KEYS = List.of(PARALLELISM, CPU_MICROS, CPU_LOAD, MEMORY_MB);
 
     private final Map<String, Object> conf;

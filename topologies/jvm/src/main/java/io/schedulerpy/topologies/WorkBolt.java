@@ -1,5 +1,6 @@
 package io.schedulerpy.topologies;
 
+import java.nio.file.Paths;
 import java.util.Map;
 import org.apache.storm.task.OutputCollector;
 import org.apache.storm.task.TopologyContext;
@@ -11,7 +12,8 @@ import org.apache.storm.tuple.Tuple;
 /**
  * The bolts of the benchmark topologies: for every input tuple, burn the per-tuple CPU
  * ({@link CpuWork}), {@link #process} it (emits anchored to the input), then ack it.
- * A bolt with no output field is a sink.
+ * A bolt with no output field is a sink. With {@code bench.control.file} set, the per-tuple CPU
+ * follows that file while the topology runs ({@link CpuControl}).
  */
 abstract class WorkBolt extends BaseRichBolt {
     private static final long serialVersionUID = 1L;
@@ -19,6 +21,7 @@ abstract class WorkBolt extends BaseRichBolt {
     private final long cpuMicros;
     private final String[] outputFields;
     private transient OutputCollector collector;
+    private transient CpuControl control;
 
     WorkBolt(long cpuMicros, String... outputFields) {
         this.cpuMicros = cpuMicros;
@@ -31,11 +34,15 @@ abstract class WorkBolt extends BaseRichBolt {
     @Override
     public void prepare(Map<String, Object> conf, TopologyContext context, OutputCollector collector) {
         this.collector = collector;
+        Object file = conf.get(BenchOptions.CONTROL_FILE);
+        if (file != null && !file.toString().isBlank()) {
+            control = new CpuControl(Paths.get(file.toString()), context.getThisComponentId(), cpuMicros);
+        }
     }
 
     @Override
     public final void execute(Tuple input) {
-        CpuWork.burnMicros(cpuMicros);
+        CpuWork.burnMicros(control == null ? cpuMicros : control.micros());
         process(input, collector);
         collector.ack(input);
     }

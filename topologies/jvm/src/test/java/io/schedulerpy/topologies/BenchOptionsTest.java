@@ -27,6 +27,11 @@ class BenchOptionsTest {
     }
 
     @Test
+    void theControlFileIsAKnownOption() {
+        options(Map.of(BenchOptions.CONTROL_FILE, "/tmp/control.properties"));
+    }
+
+    @Test
     void valuesAsStormParsesThemFromDashC() {
         // Storm parses -c values as JSON: numbers arrive as Long or Double, anything else as String
         BenchOptions o = options(Map.of(
