@@ -304,6 +304,23 @@ def test_network_target() -> None:
     assert network_target(rows, "linear", False)[0] is None
 
 
+def test_network_target_against_default_over_every_supervisor_order() -> None:
+    # two instances drew the best order (100/s); over every order the median is 70/s
+    rows = summarise(
+        [
+            run("default", 100, 50, 3),
+            run("ras-default", 80, 60, 2),
+            run("brain:throughput", 98, 49, 1),
+        ]
+    )
+    passed, detail = network_target(rows, "linear", True)
+    assert passed is False and "0.98× default" in detail  # measured instances alone
+    passed, detail = network_target(rows, "linear", True, default_over_orders=70.0)
+    assert passed is True, detail
+    assert "1.40× default" in detail and "its measured instances 100/s, 0.98×" in detail
+    assert network_target(rows, "linear", True, default_over_orders=80.0)[0] is False  # 1.23×
+
+
 def test_cpu_target() -> None:
     rows = summarise(
         [

@@ -815,7 +815,9 @@ def run(options: BenchOptions) -> None:
     link_checks = cluster_report.link_model_check(runs)
     order_checks = _default_orders(runs, rows, session.hosts)
     cluster_report.default_orders(order_checks)
-    targets = cluster_report.targets(rows, runs, settings, emulated, options.quick, elapsed)
+    targets = cluster_report.targets(
+        rows, runs, settings, emulated, options.quick, elapsed, order_checks
+    )
     report.line(
         f"\nwall time {elapsed / 60:.1f} min ({len(runs)} runs, {len(session.start_seconds)} "
         f"cluster starts, median {median_text(session.start_seconds)} s; "
