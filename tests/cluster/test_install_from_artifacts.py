@@ -34,6 +34,7 @@ import pytest
 import scheduler_py
 from scheduler_py.devtools.jvm_topologies import ensure_jar, storm_jar_command
 from scheduler_py.nimbus import NimbusCtl
+from scheduler_py.reconfig.history import TERMINAL
 from tests.cluster.waiting import machine_timeout, wait_until
 
 pytestmark = pytest.mark.cluster
@@ -88,20 +89,9 @@ def doc_yaml_blocks() -> list[str]:
     return blocks
 
 
-def doc_storm_yaml() -> str:
-    """Nimbus's ``storm.yaml`` lines."""
-    return doc_yaml_blocks()[0]
-
-
-def doc_aggregate_command() -> list[str]:
-    """The section's ``scheduler-py aggregate …`` command, as words."""
-    command = re.search(r"`(scheduler-py aggregate [^`]*)`", quick_install()).group(1)
-    return shlex.split(command)
-
-
-def doc_serve_command() -> list[str]:
-    """The section's ``scheduler-py serve …`` command, as words."""
-    command = re.search(r"`(scheduler-py serve [^`]*)`", quick_install()).group(1)
+def doc_command(subcommand: str) -> list[str]:
+    """The section's ``scheduler-py <subcommand> …`` command, as words."""
+    command = re.search(rf"`(scheduler-py {subcommand} [^`]*)`", quick_install()).group(1)
     return shlex.split(command)
 
 
@@ -192,13 +182,15 @@ def installed(tmp_path_factory):
     key = home / ".config" / "scheduler-py" / "shim.key"
 
     # the doc's lines, the operator's values (port, key path) filled in, and each host's
+    nimbus_lines, monitor_lines = doc_yaml_blocks()
+
     def storm_yaml(host: str, slots: list[int], supervisor_port: int) -> str:
         return (
-            doc_storm_yaml()
-            .replace("scheduler.brain.port: 9627", f"scheduler.brain.port: {BRAIN_PORT}")
-            .replace("/path/to/shim.key", str(key))
+            nimbus_lines.replace(
+                "scheduler.brain.port: 9627", f"scheduler.brain.port: {BRAIN_PORT}"
+            ).replace("/path/to/shim.key", str(key))
             + "\n"
-            + doc_yaml_blocks()[1]
+            + monitor_lines
             + "\n"
             # this test's: a window of 5 s instead of 10 s, so aggregates come sooner
             + "scheduler.monitor.window.secs: 5\n"
@@ -222,15 +214,18 @@ def installed(tmp_path_factory):
     second_conf = work / "conf-second-host"
     second_conf.mkdir()
     (second_conf / "storm.yaml").write_text(storm_yaml(*SUPERVISORS[1]))
-    serve = [
-        word.replace("$STORM_HOME", str(storm_home)).replace("/var/log/storm", str(logs))
-        for word in doc_serve_command()
-    ]
-    serve = [str(venv / "bin" / serve[0]), *serve[1:], "--port", str(BRAIN_PORT)]
+
+    def as_here(words: list[str]) -> list[str]:
+        """A doc command with this test's venv, Storm home and log directory."""
+        here = [
+            w.replace("$STORM_HOME", str(storm_home)).replace("/var/log/storm", str(logs))
+            for w in words
+        ]
+        return [str(venv / "bin" / here[0]), *here[1:]]
+
+    serve = [*as_here(doc_command("serve")), "--port", str(BRAIN_PORT)]
     # the doc's aggregation, every 5 s instead of every 30 s
-    aggregate = [str(venv / "bin" / doc_aggregate_command()[0])]
-    for word in doc_aggregate_command()[1:]:
-        aggregate.append("5s" if word == "30s" else word.replace("$STORM_HOME", str(storm_home)))
+    aggregate = ["5s" if word == "30s" else word for word in as_here(doc_command("aggregate"))]
     aggregate += ["--log-file", str(logs / "aggregate.log")]
     processes = Processes(env, work, logs)
     storm = str(storm_home / "bin" / "storm")
@@ -325,20 +320,10 @@ def test_word_count_is_measured_by_the_worker_monitor(installed):
     """Step 5 of the doc: the jar in extlib/ and the monitor's lines give every worker the
     monitor; the doc's aggregation turns its records into the aggregate the brain plans with."""
     wait = machine_timeout(240)
-    shown = _run(
-        [
-            str(installed["venv"] / "bin" / "scheduler-py"),
-            "metrics",
-            NAME,
-            "--wait",
-            f"{wait:.0f}s",
-            "--min-windows",
-            "2",
-        ],
-        cwd=installed["work"],
-        env=installed["env"],
+    shown = _scheduler_py(
+        installed, "metrics", NAME, "--wait", f"{wait:.0f}s", "--min-windows", "2",
         timeout=wait + 60,
-    ).stdout
+    )  # fmt: skip
     assert "split" in shown and "count" in shown, shown
 
 
@@ -387,7 +372,7 @@ def test_load_drop_re_places_word_count(installed):
 
     def decided() -> list[dict]:
         entries = _history(installed, topology_id)
-        return entries if entries and entries[-1].get("state") in TERMINAL_STATES else []
+        return entries if entries and entries[-1].get("state") in TERMINAL else []
 
     entries = wait_until(
         decided,
@@ -407,9 +392,6 @@ def test_load_drop_re_places_word_count(installed):
     planned = {(p[0], p[1], p[4]) for p in entry["storm_placement"]}
     assert {(start, end, port) for start, end, _, port in after} == planned
     assert nimbus.status(NAME) == "ACTIVE"
-
-
-TERMINAL_STATES = ("declined", "completed", "rolled_back", "failed")
 
 
 def _history(installed, topology_id: str) -> list[dict]:
