@@ -420,6 +420,21 @@ def test_restart_setting() -> None:
         _settings(BenchOptions(extra={"restart": "never"}))
 
 
+def test_workers_run_on_c2_unless_told_otherwise(tmp_path) -> None:
+    from scheduler_py.bench.cluster import _BenchCluster
+    from scheduler_py.bench.cluster_runs import scheduler_spec
+
+    assert _settings(BenchOptions())["compiler"] == "c2"
+    assert _settings(BenchOptions(extra={"compiler": "C1"}))["compiler"] == "c1"
+    with pytest.raises(ValueError, match="compiler expects c2 or c1"):
+        _settings(BenchOptions(extra={"compiler": "graal"}))
+    spec = scheduler_spec("default")
+    c2 = _BenchCluster(tmp_path / "a", "3000", spec, None, False, None)
+    assert "TieredStopAtLevel" not in c2.env["STORM_WORKER_CHILDOPTS"]
+    c1 = _BenchCluster(tmp_path / "b", "3000", spec, None, False, None, compiler="c1")
+    assert "STORM_WORKER_CHILDOPTS" not in c1.env  # cluster-up's own C1 default
+
+
 def test_adaptive_conf_places_with_even_and_monitors_itself() -> None:
     from scheduler_py.bench import cluster_adaptive as adaptive
 

@@ -7,9 +7,14 @@ import os
 
 import pytest
 
-from scheduler_py.bench.local_cluster import first_steps, mean, step_rate
-from scheduler_py.bench.monitor_overhead import (
+from scheduler_py.bench.local_cluster import (
     C2_CHILDOPTS,
+    first_steps,
+    mean,
+    step_rate,
+    worker_childopts,
+)
+from scheduler_py.bench.monitor_overhead import (
     ORDER,
     VARIANTS,
     deadline,
@@ -20,7 +25,6 @@ from scheduler_py.bench.monitor_overhead import (
     summary,
     variant_conf,
     variant_order,
-    worker_childopts,
 )
 from scheduler_py.bench.registry import benchmarks
 

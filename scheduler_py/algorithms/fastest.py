@@ -51,8 +51,8 @@ import threading
 import time
 from bisect import bisect_left, insort
 from collections import OrderedDict, defaultdict
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Any
 
@@ -104,8 +104,20 @@ SHORTLIST_SPARE = 2.0
 """a shortlist's CPU and memory, relative to the topology's"""
 DEFAULT_HOST_MBIT = 1000.0
 """Mbit/s of a node's link each way when the node gives none (1 Gbit/s Ethernet)"""
-DEFAULT_PAYLOAD = 1024.0
-"""bytes per tuple when the caller does not say (Storm's snapshot carries no tuple size)"""
+UNKNOWN_PAYLOAD = 0.0
+"""``payload_bytes`` when the tuple size is not known (the default: Storm's snapshot carries
+none): the plan is made for every size in :data:`PAYLOAD_HYPOTHESES`"""
+PAYLOAD_HYPOTHESES = (256.0, 4096.0, 65536.0)
+"""bytes per tuple a plan must hold up under when the tuple size is not known. A small tuple
+makes the hosts' CPU the bottleneck, a large one the links; which plan is fastest changes
+between them (on the emulated Star, the plan for 1 KiB tuples runs at 0.74× the plan for
+8 KiB tuples when they are 8 KiB, and the plan for 8 KiB at 0.81× the other when they are
+small: ``docs/algorithms/throughput-model.md``, "When the tuple size is not known"). So the
+plan is searched once per size, and the plan kept is the one whose lowest ratio to the
+best plan found for each size is highest (the least relative regret)."""
+REPORTED_PAYLOAD = 4096.0
+"""the size whose predicted rate and bottleneck the report and Storm's status show when the
+tuple size is not known (each size's rate is in ``predicted_by_payload``)"""
 
 
 def canonical_problem(problem: Problem) -> tuple[Problem, dict[str, str]]:
@@ -496,6 +508,82 @@ def _swap_fits(
     )
 
 
+@dataclass(frozen=True)
+class _Scored:
+    """A plan scored for each tuple size: its keys (:meth:`_Scorer.score`) and model results
+    in the order of the sizes, and where it came from."""
+
+    name: str
+    node_of: dict[str, str]
+    keys: list[tuple[float, int, float]]
+    results: list[Throughput]
+
+
+def _scored(
+    scored: dict[tuple, _Scored], scorers: list[_Scorer], name: str, node_of: dict[str, str]
+) -> _Scored:
+    """The plan ``node_of`` scored by every scorer, once (kept in ``scored``)."""
+    plan_key = _plan_key(node_of)
+    entry = scored.get(plan_key)
+    if entry is None:
+        pairs = [scorer.score(node_of) for scorer in scorers]
+        entry = _Scored(name, node_of, [k for k, _ in pairs], [r for _, r in pairs])
+        scored[plan_key] = entry
+    return entry
+
+
+def _best_for(entries: Iterable[_Scored], index: int) -> _Scored:
+    """The best of ``entries`` for the ``index``-th tuple size (the first of equals)."""
+    best: _Scored | None = None
+    for entry in entries:
+        if best is None or _better(entry.keys[index], best.keys[index]):
+            best = entry
+    assert best is not None
+    return best
+
+
+def _least_regret(entries: list[_Scored]) -> tuple[_Scored, float]:
+    """The plan whose lowest ratio to the best predicted rate for each tuple size is
+    highest, and that ratio (1 with one size: the best plan); ties (within :data:`TIE`):
+    fewer nodes, then fewer tuples crossing hosts, then the first found."""
+    sizes = len(entries[0].keys)
+    if sizes == 1:
+        return _best_for(entries, 0), 1.0
+    best_rate = [max(-e.keys[i][0] for e in entries) for i in range(sizes)]
+
+    def ratio(entry: _Scored) -> float:
+        return min(
+            (-entry.keys[i][0] / best_rate[i]) if best_rate[i] > 0 else 1.0 for i in range(sizes)
+        )
+
+    chosen, chosen_key = entries[0], (-ratio(entries[0]), *entries[0].keys[0][1:])
+    for entry in entries[1:]:
+        key = (-ratio(entry), *entry.keys[0][1:])
+        if _better(key, chosen_key):
+            chosen, chosen_key = entry, key
+    return chosen, -chosen_key[0]
+
+
+def _reported(sizes: tuple[float, ...]) -> int:
+    """Which size's result the report shows: the only one, or :data:`REPORTED_PAYLOAD`."""
+    return sizes.index(REPORTED_PAYLOAD) if len(sizes) > 1 else 0
+
+
+def _size_text(size: float) -> str:
+    return f"{size / 1024:g} KiB" if size >= 1024 else f"{size:g} B"
+
+
+def _payload_text(sizes: tuple[float, ...], regret: float) -> str:
+    """What the plan assumed of the tuple size, for its report and Storm's status."""
+    if len(sizes) == 1:
+        return f"{_size_text(sizes[0])} per tuple (given)"
+    shown = ", ".join(_size_text(s) for s in sizes)
+    return (
+        f"tuple size not measured: the plan keeps {regret:.0%} of the best predicted rate "
+        f"for tuples of {shown}; rate shown for {_size_text(REPORTED_PAYLOAD)}"
+    )
+
+
 @registry.register(
     NAME,
     paper="ours: the highest predicted throughput under Storm's routing "
@@ -506,7 +594,10 @@ def _swap_fits(
     "traffic. Plans the same whatever the supervisor ids.",
     params={
         "loadaware": (True, "Storm's load-aware messaging is on (the round sets it from conf)"),
-        "payload_bytes": (DEFAULT_PAYLOAD, "bytes per tuple (the snapshot carries none)"),
+        "payload_bytes": (
+            UNKNOWN_PAYLOAD,
+            "bytes per tuple; 0: not known, plan for 256 B to 64 KiB (the snapshot carries none)",
+        ),
         "rack_link": (DEFAULT_RACK_LINK, "a rack's uplink relative to one host's link"),
         "host_mbit": (DEFAULT_HOST_MBIT, "Mbit/s of a node's link each way"),
         "max_spout_pending": (0, "topology.max.spout.pending (0: unbounded; the round sets it)"),
@@ -518,7 +609,7 @@ def plan(
     problem: Problem,
     *,
     loadaware: bool = True,
-    payload_bytes: float = DEFAULT_PAYLOAD,
+    payload_bytes: float = UNKNOWN_PAYLOAD,
     rack_link: float = DEFAULT_RACK_LINK,
     host_mbit: float = DEFAULT_HOST_MBIT,
     max_spout_pending: int = 0,
@@ -550,15 +641,17 @@ def plan(
     if remembered is not None:
         node_of, report = remembered
         return _placement(problem, node_of, report | {"remembered": True}, back)
-    inputs, costs = model_inputs(
-        canonical, loadaware, payload_bytes, rack_link, host_mbit, max_spout_pending
-    )
-    scorer = _Scorer(canonical, inputs)
+    sizes = (payload_bytes,) if payload_bytes > 0 else PAYLOAD_HYPOTHESES
+    scorers: list[_Scorer] = []
+    for size in sizes:
+        inputs, costs = model_inputs(
+            canonical, loadaware, size, rack_link, host_mbit, max_spout_pending
+        )
+        scorers.append(_Scorer(canonical, inputs))
     tried: dict[str, Any] = {}
-    scored: dict[tuple, tuple[tuple[float, int, float], Throughput]] = {}
+    scored: dict[tuple, _Scored] = {}
     """plans already scored: candidates often agree (``td`` and ``rstorm`` on a small
     topology), and the model need not route the same plan twice"""
-    best: tuple[tuple[float, int, float], str, dict[str, str], Throughput] | None = None
     phase = own.share(CANDIDATES_SHARE)
     names = [
         n
@@ -566,7 +659,7 @@ def plan(
         if not (loadaware and n in UNIFORM_ONLY) and not (not loadaware and n in LOADAWARE_ONLY)
     ] or names
     for index, name in enumerate(names):
-        if best is not None and phase.expired():
+        if scored and phase.expired():
             tried[name] = {"skipped": "no time left in the budget"}
             continue
         params: dict[str, Any] = {"loadaware": loadaware} if name == "locality" else {}
@@ -579,35 +672,51 @@ def plan(
         except (BudgetExhaustedError, SchedulingError) as error:
             tried[name] = {"skipped": str(error)}
             continue
-        node_of = dict(placement.node_of)
-        key, result = scored.get(_plan_key(node_of)) or scorer.score(node_of)
-        scored[_plan_key(node_of)] = (key, result)
+        entry = _scored(scored, scorers, name, dict(placement.node_of))
+        shown = entry.results[_reported(sizes)]
         tried[name] = {
-            "predicted_throughput": result.rate,
-            "bottleneck": result.bottleneck,
-            "nodes_used": key[1],
+            "predicted_throughput": shown.rate,
+            "bottleneck": shown.bottleneck,
+            "nodes_used": entry.keys[0][1],
             "seconds": time.perf_counter() - started,
         }
-        if best is None or _better(key, best[0]):
-            best = (key, name, node_of, result)
-    if best is None:
+    if not scored:
         reasons = "; ".join(f"{n}: {t.get('skipped')}" for n, t in tried.items())
         raise BudgetExhaustedError(f"{NAME}: no candidate produced a plan ({reasons})")
-    key, chosen, node_of, result = best
-    improved = 0
-    if len(node_of) <= SEARCH_ABOVE and not own.expired():
-        node_of, key, result, improved = _search(canonical, scorer, node_of, key, result, own)
+    starts = [_best_for(scored.values(), index) for index in range(len(sizes))]
+    for index, start in enumerate(starts):
+        if len(start.node_of) > SEARCH_ABOVE or own.expired():
+            break
+        turn = own.share(1.0 / (len(sizes) - index))
+        node_of, _, _, improved = _search(
+            canonical, scorers[index], start.node_of, start.keys[index], start.results[index], turn
+        )
+        if improved:
+            name = f"{start.name} + {improved} move(s)"
+            if len(sizes) > 1:
+                name += f" for {_size_text(sizes[index])} tuples"
+            _scored(scored, scorers, name, node_of)
+    chosen, regret = _least_regret(list(scored.values()))
+    shown = _reported(sizes)
+    result = chosen.results[shown]
     report: dict[str, Any] = {
-        "chosen": f"{chosen} + {improved} move(s)" if improved else chosen,
+        "chosen": chosen.name,
         "predicted_throughput": result.rate if math.isfinite(result.rate) else None,
         "bottleneck": result.bottleneck,
         "work_costs": costs,
         "link_capacities": link_capacities(canonical, host_mbit, rack_link),
-        "evaluations": scorer.evaluations,
+        "payload": _payload_text(sizes, regret),
+        "evaluations": sum(s.evaluations for s in scorers),
         "candidates": tried,
     }
+    if len(sizes) > 1:
+        report["predicted_by_payload"] = {
+            f"{size:g}": (r.rate if math.isfinite(r.rate) else None)
+            for size, r in zip(sizes, chosen.results, strict=True)
+        }
+    node_of = chosen.node_of
     if own.expired():
-        report["budget_note"] = f"{chosen} was the best of what finished in time"
+        report["budget_note"] = f"{chosen.name} was the best of what finished in time"
     if memo_key is not None:  # a plan its budget cut short too: valid, and the copies agree
         _MEMO.put(memo_key, (dict(node_of), report))
     return _placement(problem, node_of, report, back)
@@ -678,7 +787,13 @@ def _memo_key(problem: Problem, params: tuple) -> tuple | None:
     )
 
 
-PREDICTED_FIELDS = ("predicted_throughput", "bottleneck", "work_costs", "link_capacities")
+PREDICTED_FIELDS = (
+    "predicted_throughput",
+    "bottleneck",
+    "work_costs",
+    "link_capacities",
+    "payload",
+)
 """what a plan summary (the plan log, the status) carries of this algorithm's report"""
 
 
@@ -696,7 +811,9 @@ def predicted_text(summary: Mapping[str, Any]) -> str:
     rate = summary.get("predicted_throughput")
     shown = f"{rate:,.0f} spout tuples/s" if isinstance(rate, int | float) else "unbounded"
     basis = "; ".join(
-        str(summary[field]) for field in ("work_costs", "link_capacities") if summary.get(field)
+        str(summary[field])
+        for field in ("work_costs", "link_capacities", "payload")
+        if summary.get(field)
     )
     return (
         f"predicted throughput {shown}, bottleneck {summary.get('bottleneck') or 'none'} ({basis})"

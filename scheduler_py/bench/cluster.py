@@ -47,7 +47,9 @@ online, metis, td, tdls, locality, links, adaptive), ``loadaware`` (on, off or b
 both), ``repetitions``
 (3), ``warmup``, ``interval`` (s), ``order`` (serpentine or cycle), ``restart`` (nimbus,
 cluster or run), ``ready_timeout`` (s), ``emulation``
-(auto, yes, no), ``monitor`` (no), ``supervisors`` (loopback only). ``--quick``: linear ×
+(auto, yes, no), ``monitor`` (no), ``supervisors`` (loopback only), ``compiler`` (``c2``,
+the JVM's default that operators run, or ``c1``: ``deploy/cluster-up.sh``'s quick-start
+``-XX:TieredStopAtLevel=1``; the same for every scheduler). ``--quick``: linear ×
 default, ras-default, brain:locality × load-aware on × 2 repetitions, shorter intervals.
 ``brain:adaptive`` (:mod:`scheduler_py.bench.cluster_adaptive`): placed by ``even``, re-placed
 by the monitor, the aggregation and the trigger while it runs; ``adaptive_algorithm``
@@ -99,7 +101,14 @@ from scheduler_py.bench.cluster_runs import (
     summarise,
     topology_spec,
 )
-from scheduler_py.bench.local_cluster import LocalCluster, aligned_counts, mean, step_rate
+from scheduler_py.bench.local_cluster import (
+    COMPILERS,
+    LocalCluster,
+    aligned_counts,
+    mean,
+    step_rate,
+    worker_childopts,
+)
 from scheduler_py.bench.monitor_overhead import histogram_delta, percentile, read_histograms
 from scheduler_py.bench.registry import BenchOptions, seconds_setting
 from scheduler_py.devtools import host_counters
@@ -148,6 +157,7 @@ class _BenchCluster(LocalCluster):
         supervisors: str | None,
         brain: bool = False,
         brain_args: str = "",
+        compiler: str = COMPILERS[0],
     ) -> None:
         """``brain``: start the brain whatever the scheduler (Nimbus without our shim never
         calls it, and its reconfiguration controller only sees topologies the shim sends),
@@ -165,6 +175,9 @@ class _BenchCluster(LocalCluster):
             self.env["STORM_SUPERVISORS"] = supervisors
         if brain_args:  # `scheduler-py serve` options (deploy/cluster-up.sh, BRAIN_ARGS)
             self.env["BRAIN_ARGS"] = brain_args
+        childopts = worker_childopts(compiler)
+        if childopts is not None:
+            self.env["STORM_WORKER_CHILDOPTS"] = childopts
         self.spec = spec
         self.spout_components: tuple[str, ...] = ()
         self.hosts: EmulatedHosts | None = None
@@ -668,6 +681,7 @@ class _Session:
             settings["supervisors"],
             brain=settings["restart"] == "nimbus",
             brain_args=settings["brain_args"],
+            compiler=settings["compiler"],
         )
         cluster = make(emulation)
         try:
@@ -714,7 +728,7 @@ def _settings(options: BenchOptions) -> dict[str, Any]:
     known = {
         "topologies", "schedulers", "loadaware", "repetitions", "warmup", "interval",
         "order", "emulation", "monitor", "supervisors", "cluster_dir", "port_offset",
-        "ready_timeout", "restart", "workers", "adaptive_algorithm", "brain_args",
+        "ready_timeout", "restart", "workers", "adaptive_algorithm", "brain_args", "compiler",
         *(k.lower() for k in EMU_KEYS),
     }  # fmt: skip
     unknown = sorted(set(extra) - known)
@@ -726,6 +740,9 @@ def _settings(options: BenchOptions) -> dict[str, Any]:
     restart = extra.get("restart", "nimbus")
     if restart not in ("nimbus", "cluster", "run"):
         raise ValueError(f"restart expects nimbus, cluster or run, got {restart!r}")
+    compiler = extra.get("compiler", COMPILERS[0]).lower()
+    if compiler not in COMPILERS:
+        raise ValueError(f"compiler expects {' or '.join(COMPILERS)}, got {compiler!r}")
     order = extra.get("order", "serpentine")
     if order not in ("serpentine", "cycle"):
         raise ValueError(f"order expects serpentine or cycle, got {order!r}")
@@ -750,6 +767,7 @@ def _settings(options: BenchOptions) -> dict[str, Any]:
         "workers": _positive_int(extra, "workers"),
         "adaptive_algorithm": extra.get("adaptive_algorithm", adaptive.REPLAN_ALGORITHM),
         "brain_args": extra.get("brain_args", ""),
+        "compiler": compiler,
         "supervisors": extra.get("supervisors"),
         "cluster_dir": Path(extra.get("cluster_dir", REPO / "build" / "bench-cluster")),
         "port_offset": extra.get("port_offset", os.environ.get("CLUSTER_PORT_OFFSET", "3000")),
@@ -782,7 +800,8 @@ def run(options: BenchOptions) -> None:
         f"load-aware {'/'.join('on' if v else 'off' for v in settings['loadaware'])} × "
         f"{settings['repetitions']}), {starts} scheduler-class starts (restart: "
         f"{settings['restart']}), warm-up {settings['warmup']:g} s, "
-        f"interval {settings['interval']:g} s; estimated {estimate / 60:.0f} min; "
+        f"interval {settings['interval']:g} s; workers on {settings['compiler'].upper()}; "
+        f"estimated {estimate / 60:.0f} min; "
         f"cluster {settings['cluster_dir']} (port offset {settings['port_offset']}); "
         f"load {os.getloadavg()[0]:.1f}"
     )

@@ -44,11 +44,29 @@ NIMBUS_ATTEMPTS = 3
 """:class:`BrainCluster`'s Nimbus queries wait this long and are tried this often: the
 unthrottled topologies load the 2-core machine enough that Nimbus now and then answers late."""
 
+C2_CHILDOPTS = "-Xmx%HEAP-MEM%m -XX:+UseSerialGC -XX:+HeapDumpOnOutOfMemoryError"
+"""Worker JVM options (``STORM_WORKER_CHILDOPTS``) with the JVM's default tiered compilation
+(C2), as operators run it; ``deploy/cluster-up.sh``'s own default adds
+``-XX:TieredStopAtLevel=1`` (C1 only), which starts faster and runs slower."""
+COMPILERS = ("c2", "c1")
+"""``--set compiler=`` of the cluster benchmarks, the default first"""
+
+
 Sample = tuple[float, Mapping[str, int]]
 """(monotonic seconds, acked count per spout executor)."""
 
 
 # --------------------------------------------------------------------------- pure helpers
+
+
+def worker_childopts(compiler: str) -> str | None:
+    """``STORM_WORKER_CHILDOPTS`` for a benchmark's clusters: :data:`C2_CHILDOPTS` for
+    ``c2``, ``None`` (cluster-up's C1-only default) for ``c1``."""
+    if compiler == "c2":
+        return C2_CHILDOPTS
+    if compiler == "c1":
+        return None
+    raise ValueError(f"compiler must be c2 or c1, got {compiler!r}")
 
 
 def first_steps(samples: Sequence[Sample]) -> dict[str, tuple[float, int]]:

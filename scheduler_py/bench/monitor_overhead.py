@@ -72,6 +72,7 @@ from scheduler_py.bench.local_cluster import (
     step_rate,
     tree_cpu_seconds,
     value_range,
+    worker_childopts,
 )
 from scheduler_py.bench.registry import BenchOptions, SettingError, seconds_setting
 from scheduler_py.bench.report import Table, fmt, pct
@@ -87,9 +88,6 @@ ORDER, QUICK_ORDER = "ABXRRXBA" * 4, "ABXR"
 TIMING = Timing(warmup=(15.0, 30.0), interval=(20.0, 45.0), algorithm=keys.DEFAULT_ALGORITHM)
 """Warm-up and interval seconds (quick, full) and the algorithm (``--set`` overrides)."""
 EVERY = "30s"
-C2_CHILDOPTS = "-Xmx%HEAP-MEM%m -XX:+UseSerialGC -XX:+HeapDumpOnOutOfMemoryError"
-"""Worker JVM options of both clusters: the JVM's default tiered compilation (C2), as
-operators run it (``deploy/cluster-up.sh``'s own default adds ``-XX:TieredStopAtLevel=1``)."""
 PEER_PORT_OFFSET = "4000"
 OFF, ON, EXACT, RAS, HOOKS, NO_LIVE, NOOP = (
     "off",
@@ -292,16 +290,6 @@ def _measure(
 
 
 # --------------------------------------------------------------------------- benchmark
-
-
-def worker_childopts(compiler: str) -> str | None:
-    """``STORM_WORKER_CHILDOPTS`` for both clusters: :data:`C2_CHILDOPTS` for ``c2``, ``None``
-    (cluster-up's C1-only default) for ``c1``."""
-    if compiler == "c2":
-        return C2_CHILDOPTS
-    if compiler == "c1":
-        return None
-    raise ValueError(f"compiler must be c2 or c1, got {compiler!r}")
 
 
 def deadline(text: str, now: float | None = None) -> float | None:
