@@ -94,3 +94,13 @@ def test_java_names_and_defaults_match(java_file, constants):
             assert float(value) == float(key.default), key.name
         else:
             assert value == key.default, key.name
+
+
+def test_the_readme_names_the_service_default_algorithm():
+    readme = (REPO / "README.md").read_text()
+    row = re.search(r"^\| no preference \(the service default\) \| `([a-z0-9_]+)` \|", readme, re.M)
+    assert row, "README.md's 'Choosing an algorithm' table has no service-default row"
+    assert row.group(1) == keys.DEFAULT_ALGORITHM, (
+        f"README.md names `{row.group(1)}` as the service default; "
+        f"scheduler_py/config/keys.py has {keys.DEFAULT_ALGORITHM!r}"
+    )

@@ -22,7 +22,7 @@ faster than RAS on the same input (p50).
 Options (``--set``): ``sizes`` (default 1000x1,1000x50,10000x1,10000x50), ``rounds`` (measured
 rounds per size after 2 warm-up rounds; default 30, quick 5), ``port`` (default: a free one),
 ``build`` (0 to skip Maven), ``algorithm`` (the brain's ``serve --algorithm``; default the
-service's default, ``auto``).
+service's default, ``DEFAULT_ALGORITHM`` of ``scheduler_py/config/keys.py``).
 """
 
 from __future__ import annotations

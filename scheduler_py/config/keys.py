@@ -114,13 +114,16 @@ RACK_UPLINK_MBIT = Key(
 )
 
 # --- topology: read by the brain's scheduling round ----------------------------------------
-DEFAULT_ALGORITHM = "td"
-"""the service's algorithm for topologies without :data:`ALGORITHM` (``serve --algorithm``).
-``td``, not the portfolio ``auto``: ``auto`` keeps at least td's traffic on every instance
-measured, but spends its whole time budget on a topology whose traffic it cannot all keep;
-through the shim (``docs/results/roundtrip/auto-default/``) a round of one 1,000-executor topology
-took 1.32 s instead of td's ~30 ms, and 10,000 executors in 50 topologies 1.63 s, twice
-RAS's 0.76 s (``docs/evaluation.md``, "The Nimbus round trip")"""
+DEFAULT_ALGORITHM = "throughput"
+"""the service's algorithm for topologies without :data:`ALGORITHM` (``serve --algorithm``):
+the plan with the highest predicted throughput under Storm's routing, for any tuple size
+(``docs/algorithms/throughput-model.md``). Told nothing per topology, on the emulated
+network's network-bound topologies with load-aware messaging on, it ran at 1.99×, 3.80× and
+1.44× RAS's throughput on Linear, Diamond and Star, and at 2.63×, 1.59× and 1.00× ``td``'s,
+the default before it, whose plan follows the random supervisor ids
+(``docs/results/emulated-network/throughput-default/``). ``td``
+remains the round's fallback when a plan does not come back in its time
+(``scheduler_py/scheduling/round.py``, ``RoundConfig.fallback_algorithm``)."""
 ALGORITHM = Key(
     "scheduler.brain.algorithm",
     None,
