@@ -374,10 +374,10 @@ def link_capacities(problem: Problem, host_mbit: float, rack_link: float) -> str
 class _Scorer:
     """Scores plans on the throughput model: ``(-rate, nodes, traffic)``, lower is better."""
 
-    def __init__(self, problem: Problem, inputs: ThroughputInputs) -> None:
+    def __init__(self, problem: Problem, inputs: ThroughputInputs, shape: Shape) -> None:
         self.problem = problem
         self.inputs = inputs
-        self.shape = Shape(problem.topology)
+        self.shape = shape
         self.evaluations = 0
 
     def score(self, node_of: Mapping[str, str]) -> tuple[tuple[float, int, float], Throughput]:
@@ -642,12 +642,11 @@ def plan(
         node_of, report = remembered
         return _placement(problem, node_of, report | {"remembered": True}, back)
     sizes = (payload_bytes,) if payload_bytes > 0 else PAYLOAD_HYPOTHESES
-    scorers: list[_Scorer] = []
-    for size in sizes:
-        inputs, costs = model_inputs(
-            canonical, loadaware, size, rack_link, host_mbit, max_spout_pending
-        )
-        scorers.append(_Scorer(canonical, inputs))
+    inputs, costs = model_inputs(
+        canonical, loadaware, sizes[0], rack_link, host_mbit, max_spout_pending
+    )
+    shape = Shape(canonical.topology)  # what scoring needs of the topology, for every size
+    scorers = [_Scorer(canonical, replace(inputs, payload_bytes=size), shape) for size in sizes]
     tried: dict[str, Any] = {}
     scored: dict[tuple, _Scored] = {}
     """plans already scored: candidates often agree (``td`` and ``rstorm`` on a small
