@@ -71,10 +71,17 @@ public class SnapshotBuilder {
     /** Prefix of the topology configuration keys passed on to the brain. */
     public static final String CONF_PREFIX = "scheduler.";
 
-    /** Topology configuration keys passed on to the brain besides {@link #CONF_PREFIX} ones. */
+    /**
+     * Topology configuration keys passed on to the brain besides {@link #CONF_PREFIX} ones: those its
+     * plans depend on. How Storm routes shuffles ({@code topology.disable.loadaware.messaging}) and
+     * how many tuples a spout keeps in flight ({@code topology.max.spout.pending}) decide which
+     * placement is fastest (docs/algorithms/throughput-model.md); the brain reads every key listed
+     * here (scheduler_py/config/keys.py, category "topology").
+     */
     public static final List<String> EXTRA_CONF_KEYS = Collections.unmodifiableList(List.of(
         Config.TOPOLOGY_WORKERS, Config.TOPOLOGY_NAME, Config.TOPOLOGY_ACKER_EXECUTORS,
-        Config.TOPOLOGY_MESSAGE_TIMEOUT_SECS));
+        Config.TOPOLOGY_MESSAGE_TIMEOUT_SECS, Config.TOPOLOGY_DISABLE_LOADAWARE_MESSAGING,
+        Config.TOPOLOGY_MAX_SPOUT_PENDING));
 
     /** {@code supervisor.scheduler.meta} key: Mbit/s of the supervisor's host link, each way. */
     public static final String HOST_LINK_MBIT = "scheduler.host.link.mbit";

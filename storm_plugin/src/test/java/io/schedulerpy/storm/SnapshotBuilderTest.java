@@ -68,6 +68,8 @@ class SnapshotBuilderTest {
     void setUp() throws Exception {
         wordCount = Fixtures.topology("wc-1", wordCountTopology(), Fixtures.topoConf("wc", 3,
             Config.TOPOLOGY_ACKER_EXECUTORS, 1,
+            Config.TOPOLOGY_DISABLE_LOADAWARE_MESSAGING, true,
+            Config.TOPOLOGY_MAX_SPOUT_PENDING, 1000,
             "scheduler.algorithm", "td",
             "scheduler.weight", 1.5,
             "scheduler.pin", Arrays.asList("a", "b\"c"),
@@ -320,6 +322,8 @@ class SnapshotBuilderTest {
         assertEquals("1", conf.get("topology.acker.executors"));
         assertNull(conf.get("unrelated.key"));
         assertNotNull(conf.get("topology.message.timeout.secs"), "the drain falls back to it");
+        assertEquals("true", conf.get("topology.disable.loadaware.messaging"), "the routing the plan is made for");
+        assertEquals("1000", conf.get("topology.max.spout.pending"));
         Map<String, String> otherConf = topology(build(), "other-1").getConf();
         assertEquals("null", otherConf.get("topology.acker.executors"), "defaults.yaml has topology.acker.executors: null");
         assertNotNull(otherConf.get("scheduler.display.resource"), "Storm's own scheduler.* keys pass too");
