@@ -104,3 +104,30 @@ def test_the_readme_names_the_service_default_algorithm():
         f"README.md names `{row.group(1)}` as the service default; "
         f"scheduler_py/config/keys.py has {keys.DEFAULT_ALGORITHM!r}"
     )
+
+
+COMPONENT_RESOURCE_KEYS = {keys.COMPONENT_CPU.name, keys.COMPONENT_MEMORY.name}
+"""reach the brain as each component's declared resources (Storm resolves them per component),
+not as topology conf"""
+
+
+def _shim_conf_keys() -> set[str]:
+    """The Storm keys of ``SnapshotBuilder.EXTRA_CONF_KEYS``, spelled as Storm's ``Config``
+    constants (``TOPOLOGY_MAX_SPOUT_PENDING`` is ``topology.max.spout.pending``)."""
+    source = (JAVA / "io/schedulerpy/storm/SnapshotBuilder.java").read_text()
+    listed = re.search(r"EXTRA_CONF_KEYS\s*=.*?List\.of\((.*?)\)\);", source, re.S)
+    assert listed, "SnapshotBuilder.java: EXTRA_CONF_KEYS = ...List.of(...) not found"
+    constants = re.findall(r"Config\.([A-Z0-9_]+)", listed.group(1))
+    return {c.lower().replace("_", ".") for c in constants}
+
+
+def test_the_shim_passes_every_topology_key_the_brain_reads():
+    read = {
+        k.name for k in keys.ALL if k.scope == "topology" and k.name.startswith("topology.")
+    } - COMPONENT_RESOURCE_KEYS
+    passed = _shim_conf_keys()
+    assert keys.DISABLE_LOADAWARE.name in read
+    assert not read - passed, (
+        f"the brain reads {sorted(read - passed)} from a topology's conf but the shim does not "
+        "send them: add them to EXTRA_CONF_KEYS in SnapshotBuilder.java"
+    )

@@ -58,6 +58,7 @@ from typing import Any
 
 from scheduler_py.algorithms import registry
 from scheduler_py.algorithms.links import DEFAULT_RACK_LINK
+from scheduler_py.config import topology_conf
 from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import CapacityTracker
 from scheduler_py.model.errors import BudgetExhaustedError, SchedulingError
@@ -300,16 +301,11 @@ def _first_fitting(problem: Problem, ordered: list[Node]) -> list[Node]:
 
 def conf_params(conf: Mapping[str, Any]) -> dict[str, Any]:
     """The parameters a round takes from the topology's conf: load-aware messaging
-    (``topology.disable.loadaware.messaging``) and ``topology.max.spout.pending``."""
-    pending = conf.get("topology.max.spout.pending")
-    try:
-        pending_value = max(0, int(pending)) if pending not in (None, "") else 0
-    except (TypeError, ValueError):
-        pending_value = 0
-    disabled = conf.get("topology.disable.loadaware.messaging")
+    (``topology.disable.loadaware.messaging``) and ``topology.max.spout.pending``
+    (:mod:`scheduler_py.config.topology_conf`)."""
     return {
-        "loadaware": str(disabled).strip().lower() not in ("true", "1", "yes"),
-        "max_spout_pending": pending_value,
+        "loadaware": topology_conf.loadaware_messaging(conf),
+        "max_spout_pending": topology_conf.max_spout_pending(conf),
     }
 
 

@@ -196,10 +196,18 @@ MESSAGE_TIMEOUT = Key(
 DISABLE_LOADAWARE = Key(
     "topology.disable.loadaware.messaging",
     False,
-    "`locality` plans slices for Storm's locality-aware shuffle unless this is true "
-    "(then the `links` plan: the busiest link lowest)",
+    "`throughput` and `locality` plan for Storm's locality-aware shuffle unless this is "
+    "true (then for a uniform shuffle; `locality` makes the `links` plan: the busiest link "
+    "lowest)",
     "topology",
     shown_default="Storm's (false)",
+)
+MAX_SPOUT_PENDING = Key(
+    "topology.max.spout.pending",
+    None,
+    "`throughput` bounds each spout's tuples in flight by it when it predicts a plan's rate",
+    "topology",
+    shown_default="Storm's (unbounded)",
 )
 
 # --- worker monitor (storm_plugin/.../monitor/MonitorConfig.java) ---------------------------

@@ -53,6 +53,7 @@ from typing import Any
 
 from scheduler_py.algorithms import fastest, registry
 from scheduler_py.config import keys
+from scheduler_py.config.topology_conf import loadaware_messaging
 from scheduler_py.model.bound import TrafficBound, traffic_bound
 from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.cost import Evaluation, violations
@@ -68,7 +69,6 @@ from scheduler_py.scheduling.verified import (
     checked,
     declared_view,
     from_storm,
-    loadaware_messaging,
     verified,
 )
 from scheduler_py.scheduling.view import Supervisors, TopologyView, storm_view, supervisors_of

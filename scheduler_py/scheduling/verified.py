@@ -21,8 +21,8 @@ topology (:mod:`scheduler_py.scheduling.round`, which also claims its capacity,
    (``storm_plugin/.../PlanValidator.java``). Anything else raises :class:`PlanRejected`.
 3. **score** (:func:`score`): one traffic model for every number a decision compares — the
    traffic as Storm routes it: with load-aware messaging on (Storm's default,
-   :func:`loadaware_messaging`) a shuffle goes to the narrowest locality scope that holds a
-   target (:mod:`scheduler_py.model.loadaware`), so every placement's inter-worker and
+   :mod:`scheduler_py.config.topology_conf`) a shuffle goes to the narrowest locality scope
+   that holds a target (:mod:`scheduler_py.model.loadaware`), so every placement's inter-worker and
    inter-node traffic are those of its own routing; with it off, the uniform split of
    :mod:`scheduler_py.model.cost`.
 """
@@ -33,9 +33,8 @@ import functools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
 
-from scheduler_py.config import keys
+from scheduler_py.config.topology_conf import loadaware_messaging
 from scheduler_py.model.cost import Evaluation, evaluate, violations
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.loadaware import crossing_traffic, crossing_workers, loadaware_pair_traffic
@@ -61,7 +60,8 @@ class VerifiedPlan:
     """:func:`~scheduler_py.model.cost.evaluate` of the placement (the uniform split; the
     round's plan log and its traffic bound use it)"""
     loadaware: bool
-    """whether :attr:`score` routes shuffles locality-first (:func:`loadaware_messaging`)"""
+    """whether :attr:`score` routes shuffles locality-first
+    (:mod:`scheduler_py.config.topology_conf`)"""
     problem: Problem = field(repr=False, compare=False)
 
     @property
@@ -74,14 +74,6 @@ class VerifiedPlan:
         """:func:`score` of the placement, computed when first read (a Nimbus round reads
         it only through the deferred routing fields of its summary)."""
         return _routed(self.problem, self.placement, self.evaluation, self.loadaware)
-
-
-def loadaware_messaging(conf: Mapping[str, Any]) -> bool:
-    """Whether Storm routes the topology's shuffles locality-first: Storm's own
-    ``topology.disable.loadaware.messaging`` (default false;
-    ``scheduler_py/model/loadaware.py``)."""
-    disabled = conf.get(keys.DISABLE_LOADAWARE.name, False)
-    return not (disabled is True or str(disabled).lower() == "true")
 
 
 def check_workers(placement: Placement, allowed: int) -> int:
