@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from scheduler_py.algorithms import registry
 from scheduler_py.algorithms.fastest import (
     PAYLOAD_HYPOTHESES,
+    _named,
     _node_key,
     canonical_problem,
     conf_params,
@@ -273,3 +274,18 @@ def test_canonical_problem_is_the_shortlist_of_a_fresh_sort(
     assert [(n.cpu, n.slots, n.memory_mb, n.rack) for n in canonical.nodes] == [
         (n.cpu, n.slots, n.memory_mb, n.rack) for n in expected
     ]
+
+
+def test_a_renamed_node_keeps_every_field_but_its_id() -> None:
+    node = Node("sup-7", 35.5, 3, 2048.0, "/rack-2", 12.5e6, 1.5, 6.25e6)
+    assert {f.name for f in dataclasses.fields(Node)} == {
+        "id",
+        "cpu",
+        "slots",
+        "memory_mb",
+        "rack",
+        "bandwidth",
+        "speed",
+        "rack_uplink",
+    }, "a new Node field: copy it in fastest._named"
+    assert _named(node, "n03") == dataclasses.replace(node, id="n03")

@@ -20,6 +20,7 @@ from scheduler_py.reconfig.trigger import TriggerConfig
 from scheduler_py.scheduling.interfaces import ArmedPlan
 from scheduler_py.scheduling.proposal import Proposal, running_placement
 from scheduler_py.scheduling.round import RoundConfig, choose_algorithm
+from scheduler_py.scheduling.verified import PlanRejected, verify
 from scheduler_py.service.snapshot import to_state
 from scheduler_py.service.wire import wire
 from tests.snapshots import answer, snapshot, supervisor, view_of
@@ -337,3 +338,28 @@ def test_a_replans_algorithm_is_chosen_by_the_round_not_overridden():
     assert choose_algorithm(conf, config, "tdls") == ("tdls", {"max_rounds": 7})
     off = conf | {"topology.disable.loadaware.messaging": True}
     assert choose_algorithm(off, config, "locality") == ("locality", {"loadaware": False})
+
+
+def test_a_plan_on_another_topologys_port_is_rejected_and_its_own_ports_are_not():
+    """The running topology ``t-1`` holds s1:6700; ``other-1`` holds s1:6701. A plan for
+    ``t-1`` may keep its own port and take a free one, never the other's or a port that is
+    not a slot."""
+    running = chain({"a": (2, 10.0)}, [(1, "s1", 6700), (2, "s1", 6700)], workers=2)
+    other = chain({"b": (1, 10.0)}, [(1, "s1", 6701)], workers=1, topology_id="other-1")
+    view = view_of(cluster({"s1": 400.0, "s2": 400.0}, [running, other]))
+
+    def plan(*slots: tuple[str, int]) -> Placement:
+        executors = sorted(view.problem.topology.executor_by_id)
+        slot_of = {e: WorkerSlot(*slot) for e, slot in zip(executors, slots, strict=True)}
+        return Placement(
+            view.problem.topology.id, {e: s.node for e, s in slot_of.items()}, slot_of=slot_of
+        )
+
+    assert verify(view, plan(("s1", 6700), ("s2", 6702))) == 2
+    for bad in (("s1", 6701), ("s2", 6799)):
+        try:
+            verify(view, plan(("s1", 6700), bad))
+        except PlanRejected as rejected:
+            assert f"slot(s) {bad[0]}:{bad[1]} are not free for this topology" in str(rejected)
+        else:
+            raise AssertionError(f"a plan on {bad} was accepted")

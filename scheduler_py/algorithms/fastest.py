@@ -239,10 +239,25 @@ class _Renamed:
                 return last[1], last[2], last[3]
             width = len(str(len(ordered)))
             to_canonical = {n.id: f"n{i:0{width}d}" for i, n in enumerate(ordered)}
-            nodes = NodeTable(replace(n, id=to_canonical[n.id]) for n in ordered)
+            nodes = NodeTable(_named(n, to_canonical[n.id]) for n in ordered)
             back = {new: old for old, new in to_canonical.items()}
             self.last = (list(ordered), nodes, to_canonical, back)
             return nodes, to_canonical, back
+
+
+def _named(node: Node, name: str) -> Node:
+    """``node`` under the id ``name`` (``dataclasses.replace`` spelled out: a round renames
+    every shortlisted node of every topology, and ``replace`` costs several times more)."""
+    return Node(
+        name,
+        node.cpu,
+        node.slots,
+        node.memory_mb,
+        node.rack,
+        node.bandwidth,
+        node.speed,
+        node.rack_uplink,
+    )
 
 
 _RENAMED = _Renamed()

@@ -138,13 +138,14 @@ def verify(view: TopologyView, placement: Placement, evaluation: Evaluation | No
 
 def _port_problems(view: TopologyView, placement: Placement) -> list[str]:
     """Slots on ports the topology may not use (another topology's, or not a slot)."""
-    allowed: dict[str, set[int]] = defaultdict(set)
-    for node, ports in (view.free_ports or {}).items():
-        allowed[node].update(ports)
-    for slot in view.current_slots.values():
-        allowed[slot.node].add(slot.port)
+    free = view.free_ports or {}
+    running = {(slot.node, slot.port) for slot in view.current_slots.values()}
     bad = sorted(
-        {(s.node, s.port) for s in placement.slot_of.values() if s.port not in allowed[s.node]}
+        {
+            (s.node, s.port)
+            for s in placement.slot_of.values()
+            if s.port not in free.get(s.node, ()) and (s.node, s.port) not in running
+        }
     )
     if not bad:
         return []
