@@ -345,3 +345,42 @@ def test_the_trigger_ignores_a_stale_aggregate_and_says_why(tmp_path):
     controller.check_once()
     assert [e["trigger"] for e in controller.history_of("wc")] == ["change"]
     assert controller.trigger_state()["stale_aggregates"] == {}
+
+
+def test_a_throughput_replan_is_accepted_on_the_predicted_rate_and_recorded_with_it(tmp_path):
+    """scheduler.reconfig.algorithm=throughput: wc runs on one supervisor; the re-plan spreads
+    it (more inter-worker traffic, more CPU), judged on the model's rate, not on traffic."""
+    from scheduler_py.monitoring.measured import StaticAggregates
+
+    nimbus = FakeNimbus()
+    packed = wordcount(current=[(t, t, "s1", 6700) for t in range(1, 12)], needs_scheduling=False)
+    measured = StaticAggregates()
+    controller = Controller(
+        RoundConfig(costs=measured),
+        TriggerConfig(
+            algorithm="throughput",
+            warmup_secs=0,
+            change_windows=1,
+            drain_poll_secs=0.01,
+            drain_timeout_secs=2.0,
+            apply_timeout_secs=3.0,
+        ),
+        History(tmp_path),
+        nimbus,
+        live=ScriptedLive(),
+        references=lambda tid, agg: None,
+    )
+    _round(controller, _cluster(packed))
+    now_ms = int(time.time() * 1000)
+    with FakeShim(controller, packed):
+        for i, change in enumerate((0.0, 0.9)):
+            measured.aggregates[packed.id] = aggregate_doc(packed.id, now_ms + i, change)
+            controller.check_once()
+        entry = _wait_terminal(controller)
+    assert entry["trigger"] == "change" and entry["algorithm"] == "throughput", entry
+    numbers = entry["numbers"]
+    assert numbers["objective"] == "throughput"
+    assert numbers["interworker_after"] > numbers["interworker_before"]
+    assert numbers["predicted_ratio"] > numbers["required_ratio"]
+    assert "predicted throughput" in entry["reason"]
+    assert entry["report"]["objective"] == "throughput"

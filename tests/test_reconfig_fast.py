@@ -223,6 +223,14 @@ def test_measured_share_and_negative_gain():
     bad = measured_gain.compare(before, worse, predicted)
     assert bad["negative"] and "NEGATIVE" in measured_gain.summary(bad)
     assert measured_gain.measure({"pairs": []}) is None
+    # a plan judged on throughput: the share may rise, the throughput must not fall
+    on_rate = predicted | {"objective": "throughput"}
+    slower = measured_gain.measure(_aggregate([(1, 2, 2.0), (1, 3, 30.0)]))
+    assert not measured_gain.compare(before, worse, on_rate)["negative"]
+    regret = measured_gain.compare(before, slower, on_rate)
+    assert regret["negative"] and regret["throughput_ratio"] == pytest.approx(0.8)
+    assert "NEGATIVE throughput ×0.80" in measured_gain.summary(regret)
+    assert "NEGATIVE gain" not in measured_gain.summary(regret)
     assert measured_gain.is_after(_aggregate([], start=5000), 5000)
     assert not measured_gain.is_after(_aggregate([], start=4999), 5000)
 

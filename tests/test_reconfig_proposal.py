@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
+
+from scheduler_py.algorithms import fastest
+from scheduler_py.cli.operator import render_report
 from scheduler_py.model.cost import evaluate
 from scheduler_py.model.slots import relabel_nodes, restarted_workers
 from scheduler_py.model.types import (
@@ -174,3 +180,30 @@ def test_an_armed_plan_logs_the_numbers_a_planned_place_logs():
     assert entry["summary"]["nodes_used"] == proposal.candidate.nodes_used
     assert entry["summary"]["internode_traffic_loadaware"] is not None
     assert entry["summary"]["user_internode_share_uniform"] is not None
+
+
+def test_a_throughput_replan_carries_the_model_rates_of_both_placements():
+    packed = wordcount(current=[(t, t, "s1", 6700) for t in range(1, 12)], needs_scheduling=False)
+    view = view_of(_cluster(packed))
+    params = fastest.conf_params({})
+    proposal = propose(view, fastest.NAME, params)
+    assert proposal.objective == "throughput" and proposal.rates is not None
+    assert set(proposal.rates.before) == set(fastest.PAYLOAD_HYPOTHESES)
+    running = fastest.predicted_rates(view.problem, running_placement(view).node_of, params)
+    assert {s: r.rate for s, r in proposal.rates.before.items()} == {
+        s: r.rate for s, r in running.items()
+    }
+    # all on one supervisor's CPU against a plan that spreads it over three
+    assert proposal.rates.ratio > 1.5, proposal.report()
+    report = proposal.report()
+    assert report["objective"] == "throughput"
+    assert report["predicted_throughput_before"] == running[fastest.REPORTED_PAYLOAD].rate
+    assert report["bottleneck_before"].startswith("s1 ")
+    shown = render_report(report)
+    assert "predicted throughput: " in shown and "(bottleneck s1 " in shown, shown
+    # a stage of it (a replaced placement) is scored afresh
+    staged = replace(proposal, placement=running_placement(view))
+    assert staged.rates is not None and staged.rates.ratio == pytest.approx(1.0)
+    # another algorithm's re-plan is judged on traffic
+    by_td = propose(view, "td", {})
+    assert by_td.rates is None and by_td.report()["objective"] == "traffic"

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 
 import pytest
 
 from scheduler_py.model.cost import Evaluation
+from scheduler_py.model.throughput import Throughput
 from scheduler_py.reconfig.history import History
 from scheduler_py.reconfig.trigger import (
     Observation,
@@ -17,6 +19,7 @@ from scheduler_py.reconfig.trigger import (
     new_watch,
     observe,
 )
+from scheduler_py.scheduling.proposal import PredictedRates
 
 SUPS = frozenset({"s1", "s2"})
 CONFIG = TriggerConfig(warmup_secs=10, cooldown_secs=300, decline_backoff_secs=60)
@@ -114,6 +117,38 @@ def test_judge_fixes_overload_and_never_accepts_a_broken_plan():
     over = _evaluation(10, violations=("node s1: CPU 120.00 exceeds capacity 100.00",))
     assert judge(over, _evaluation(30), config, False, 1).accept
     assert not judge(_evaluation(60), over, config, False, 1).accept
+
+
+def _rates(before: dict[float, float], after: dict[float, float]) -> PredictedRates:
+    def answers(rates: dict[float, float], where: str) -> dict[float, Throughput]:
+        return {size: Throughput(rate, f"{where} cpu", {}) for size, rate in rates.items()}
+
+    return PredictedRates(answers(before, "s1"), answers(after, "s2"))
+
+
+def test_a_throughput_replan_is_judged_on_the_predicted_rate_at_its_worst_tuple_size():
+    config = TriggerConfig(min_gain=0.05)
+    # more inter-worker traffic, yet a faster plan at every size: accepted on throughput
+    faster = _rates({256.0: 100.0, 4096.0: 100.0}, {256.0: 130.0, 4096.0: 110.0})
+    verdict = judge(_evaluation(10), _evaluation(60), config, False, 2, faster)
+    assert verdict.accept, verdict.reason
+    assert "100 → 110 spout tuples/s" in verdict.reason and "s1 cpu → s2 cpu" in verdict.reason
+    assert verdict.numbers["objective"] == "throughput"
+    assert verdict.numbers["predicted_ratio"] == pytest.approx(1.1)
+    assert verdict.numbers["required_ratio"] == pytest.approx(1.05)
+    # faster at one size, slower at another: declined, whatever the traffic saved
+    mixed = _rates({256.0: 100.0, 4096.0: 100.0}, {256.0: 200.0, 4096.0: 104.0})
+    verdict = judge(_evaluation(60), _evaluation(10), config, False, 2, mixed)
+    assert not verdict.accept and "gain too small" in verdict.reason
+    assert "×1.04" in verdict.reason and "needs > ×1.05" in verdict.reason
+    # the rules before the gain still hold: unchanged, broken, fixing an overload
+    assert not judge(_evaluation(60), _evaluation(10), config, True, 0, faster).accept
+    broken = _evaluation(10, violations=("node s1: CPU 120.00 exceeds capacity 100.00",))
+    assert not judge(_evaluation(60), broken, config, False, 1, faster).accept
+    assert judge(broken, _evaluation(60), config, False, 1, mixed).accept
+    # an unbounded rate against a bounded one
+    assert _rates({4096.0: math.inf}, {4096.0: 5.0}).ratio == 0.0
+    assert _rates({4096.0: 0.0}, {4096.0: 5.0}).ratio == math.inf
 
 
 def test_config_overrides_from_conf_and_errors_name_the_key():

@@ -830,6 +830,34 @@ def predicted_text(summary: Mapping[str, Any]) -> str:
     )
 
 
+def predicted_rates(
+    problem: Problem, node_of: Mapping[str, str], params: Mapping[str, Any] | None = None
+) -> dict[float, Throughput]:
+    """The model's answer for the plan ``node_of`` (executor -> node id of ``problem``) at
+    every tuple size this algorithm plans for with ``params`` (its registered parameters, as
+    the round passes them): the given ``payload_bytes``, else each of
+    :data:`PAYLOAD_HYPOTHESES`. What a re-plan by this algorithm is judged on: the running
+    placement and the new plan, each scored as it stands (``scheduling/proposal.py``)."""
+    info = registry.get(NAME)
+    given = {key: default for key, (default, _) in info.params.items()}
+    given |= registry.coerce_params(info, params)
+    sizes = (given["payload_bytes"],) if given["payload_bytes"] > 0 else PAYLOAD_HYPOTHESES
+    inputs, _ = model_inputs(
+        problem,
+        given["loadaware"],
+        sizes[0],
+        given["rack_link"],
+        given["host_mbit"],
+        given["max_spout_pending"],
+    )
+    shape = Shape(problem.topology)
+    placement = Placement(problem.topology.id, dict(node_of))
+    return {
+        size: throughput(problem, placement, replace(inputs, payload_bytes=size), shape)
+        for size in sizes
+    }
+
+
 def _renamed(bottleneck: str, back: Mapping[str, str]) -> str:
     """The bottleneck resource with the node's real id (racks keep their names)."""
     resource, _, kind = bottleneck.rpartition(" ")

@@ -204,11 +204,25 @@ def render_report(report: dict[str, Any]) -> str:
         f"  max node utilisation: {report['max_node_utilisation_before']:.0%} -> "
         f"{report['max_node_utilisation_after']:.0%}",
     ]
+    if report.get("objective") == "throughput":
+        ratio = report.get("predicted_ratio")
+        lines.append(
+            f"  predicted throughput: {_rate(report.get('predicted_throughput_before'))} -> "
+            f"{_rate(report.get('predicted_throughput_after'))} spout tuples/s (bottleneck "
+            f"{report.get('bottleneck_before') or 'none'} -> "
+            f"{report.get('bottleneck_after') or 'none'}); judged on it: at least "
+            f"{f'x{ratio:.3g}' if isinstance(ratio, int | float) else 'unbounded'} over the "
+            "tuple sizes planned for"
+        )
     if report.get("violations_before"):
         lines.append(f"  the running placement breaks: {'; '.join(report['violations_before'])}")
     if report.get("unchanged"):
         lines.append("  the new plan IS the running placement: nothing to change")
     return "\n".join(lines)
+
+
+def _rate(value: Any) -> str:
+    return f"{value:,.0f}" if isinstance(value, int | float) else "unbounded"
 
 
 def render_history(entries: list[dict[str, Any]]) -> str:

@@ -292,12 +292,16 @@ RECONFIG = (
     _reconfig(
         "algorithm",
         "tdls",
-        "algorithm of re-plans (place with `rstorm`, re-plan with `tdls`); empty: the topology's",
+        "algorithm of re-plans (place with `rstorm`, re-plan with `tdls`); empty: the "
+        "topology's; `throughput`: judged on the predicted rate, not on traffic",
     ),
     _reconfig("change.threshold", 0.25, "θ: relative L1 change of the measured costs that counts"),
     _reconfig("change.windows", 2, "m: consecutive aggregates above θ"),
     _reconfig(
-        "min.gain", 0.02, "δ: required cut of inter-worker traffic, as a share of all traffic"
+        "min.gain",
+        0.02,
+        "δ: required cut of inter-worker traffic, as a share of all traffic (a `throughput` "
+        "re-plan: required rise of the predicted rate, relative)",
     ),
     _reconfig("cooldown.secs", 300.0, "no automatic reconfiguration sooner after one"),
     _reconfig("decline.backoff.secs", 120.0, "no new evaluation sooner after a declined one"),

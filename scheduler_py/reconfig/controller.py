@@ -370,6 +370,7 @@ class Controller:
             config,
             proposal.unchanged,
             proposal.workers_restarted,
+            proposal.rates,
         )
         if not verdict.accept:
             self.history.record(

@@ -22,7 +22,10 @@ difference between successive measurements" (paper 000 §6), with the defaults o
 2. *Accept* the candidate plan only if, evaluated under the *current* costs, it cuts the
    inter-worker traffic of the running placement by more than ``margin`` (δ, default 0.02)
    × the total traffic — or the running placement overloads a node and the candidate does
-   not. A candidate identical to the running placement is always declined.
+   not. A re-plan by ``throughput`` is judged on that algorithm's objective instead: the
+   throughput model's rate must rise by more than δ (relative) at every tuple size the
+   algorithm planned for (``scheduler_py/scheduling/proposal.py``, ``PredictedRates``). A
+   candidate identical to the running placement is always declined.
 
    None of them but *membership* fires on a **stale** aggregate (older than the topology's
    ``scheduler.brain.metrics.max.age.secs``, e.g. because the aggregation was killed; the
@@ -48,10 +51,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scheduler_py.config import keys
 from scheduler_py.model.cost import Evaluation
+
+if TYPE_CHECKING:
+    from scheduler_py.scheduling.proposal import PredictedRates
 
 CONF_PREFIX = keys.RECONFIG_PREFIX
 
@@ -74,7 +80,8 @@ class TriggerConfig:
     change_windows: int = 2
     """m: consecutive aggregates above θ needed to fire"""
     min_gain: float = 0.02
-    """δ: accepted plans cut inter-worker traffic by more than δ × total traffic"""
+    """δ: accepted plans cut inter-worker traffic by more than δ × total traffic (a
+    ``throughput`` re-plan: raise the predicted rate by more than δ, relative)"""
     cooldown_secs: float = 300.0
     """no automatic reconfiguration sooner than this after the last one"""
     decline_backoff_secs: float = 120.0
@@ -274,7 +281,7 @@ def after_decision(watch: Watch, now: float, accepted: bool, config: TriggerConf
 class Verdict:
     accept: bool
     reason: str
-    numbers: dict[str, float | int | bool]
+    numbers: dict[str, float | int | bool | str]
 
 
 def judge(
@@ -283,12 +290,15 @@ def judge(
     config: TriggerConfig,
     same_placement: bool,
     restarts: int,
+    rates: PredictedRates | None = None,
 ) -> Verdict:
-    """Accept ``candidate`` over ``running`` (both evaluated under the current costs)?"""
+    """Accept ``candidate`` over ``running`` (both evaluated under the current costs)? With
+    ``rates`` (a re-plan by ``throughput``) the gain is the predicted rate's, else the
+    inter-worker traffic's (the module docstring, rule 2)."""
     total = running.total_traffic
     saved = running.interworker_traffic - candidate.interworker_traffic
     required = config.min_gain * total
-    numbers: dict[str, float | int | bool] = {
+    numbers: dict[str, float | int | bool | str] = {
         "total_traffic": total,
         "interworker_before": running.interworker_traffic,
         "interworker_after": candidate.interworker_traffic,
@@ -299,7 +309,11 @@ def judge(
         "running_feasible": running.feasible,
         "candidate_feasible": candidate.feasible,
         "workers_restarted": restarts,
+        "objective": "throughput" if rates is not None else "traffic",
     }
+    if rates is not None:
+        numbers |= {k: v for k, v in rates.summary().items() if isinstance(v, int | float)}
+        numbers["required_ratio"] = 1.0 + config.min_gain
     if same_placement:
         return Verdict(False, "the new plan is the running placement", numbers)
     if not candidate.feasible:
@@ -313,6 +327,8 @@ def judge(
             "the new plan does not",
             numbers,
         )
+    if rates is not None:
+        return _judge_rates(rates, config, numbers)
     if saved > required:
         return Verdict(
             True,
@@ -326,3 +342,28 @@ def judge(
         f"(δ {config.min_gain:g} × total {total:.4g})",
         numbers,
     )
+
+
+def _judge_rates(
+    rates: PredictedRates, config: TriggerConfig, numbers: dict[str, float | int | bool | str]
+) -> Verdict:
+    """Rule 2 for a re-plan by ``throughput``: the predicted rate must rise by more than δ
+    at the tuple size where it rises least."""
+    before, after = rates.shown()
+    ratio = rates.ratio
+    shown = (
+        f"predicted throughput {_rate(before.rate)} → {_rate(after.rate)} spout tuples/s "
+        f"(bottleneck {before.bottleneck or 'none'} → {after.bottleneck or 'none'})"
+    )
+    if ratio > 1.0 + config.min_gain:
+        return Verdict(True, f"{shown}; ×{ratio:.3g} at least > 1 + δ {config.min_gain:g}", numbers)
+    return Verdict(
+        False,
+        f"gain too small: {shown}; ×{ratio:.3g} at the tuple size it gains least, needs > "
+        f"×{1.0 + config.min_gain:g} (1 + δ)",
+        numbers,
+    )
+
+
+def _rate(value: float) -> str:
+    return f"{value:,.0f}" if math.isfinite(value) else "unbounded"

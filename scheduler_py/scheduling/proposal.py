@@ -12,20 +12,27 @@ restarted_workers`).
 Both placements are scored by :func:`~scheduler_py.scheduling.verified.score`, the traffic
 *as Storm routes it*: measured pair traffic records the routing of the *running* placement,
 which a new placement changes, so scoring the candidate on those pairs would credit it with
-collocating pairs Storm no longer uses.
+collocating pairs Storm no longer uses. A re-plan by ``throughput`` is also scored on that
+algorithm's objective, the throughput model's rate of each placement
+(:attr:`Proposal.rates`), and judged on it (:func:`scheduler_py.reconfig.trigger.judge`).
 """
 
 from __future__ import annotations
 
+import logging
+import math
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
+from scheduler_py.algorithms import fastest
 from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.cost import Evaluation
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.slots import restarted_workers
+from scheduler_py.model.throughput import Throughput
 from scheduler_py.model.types import Placement, WorkerSlot
 from scheduler_py.scheduling.planning import plan_within
 from scheduler_py.scheduling.state import StormPlacement
@@ -38,6 +45,54 @@ from scheduler_py.scheduling.verified import (
     verified,
 )
 from scheduler_py.scheduling.view import TopologyView
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PredictedRates:
+    """The throughput model's answer for the running placement and for the new plan, per
+    tuple size (:func:`~scheduler_py.algorithms.fastest.predicted_rates`)."""
+
+    before: Mapping[float, Throughput]
+    after: Mapping[float, Throughput]
+
+    @property
+    def ratio(self) -> float:
+        """The new plan's rate over the running placement's at the tuple size where it
+        gains least (``inf`` when the running placement's rate is 0 and the new one's is
+        not; an unbounded rate counts as equal to another unbounded one)."""
+        return min(_ratio(self.before[size].rate, self.after[size].rate) for size in self.before)
+
+    def shown(self) -> tuple[Throughput, Throughput]:
+        """Before and after at the size the status shows (:data:`~scheduler_py.algorithms.
+        fastest.REPORTED_PAYLOAD`, or the only size)."""
+        size = fastest.REPORTED_PAYLOAD if fastest.REPORTED_PAYLOAD in self.before else None
+        if size is None:
+            size = next(iter(self.before))
+        return self.before[size], self.after[size]
+
+    def summary(self) -> dict[str, Any]:
+        before, after = self.shown()
+        return {
+            "predicted_throughput_before": _finite_or_none(before.rate),
+            "predicted_throughput_after": _finite_or_none(after.rate),
+            "bottleneck_before": before.bottleneck,
+            "bottleneck_after": after.bottleneck,
+            "predicted_ratio": _finite_or_none(self.ratio),
+        }
+
+
+def _ratio(before: float, after: float) -> float:
+    if not math.isfinite(before):
+        return 1.0 if not math.isfinite(after) else 0.0
+    if before <= 0:
+        return math.inf if after > 0 else 1.0
+    return after / before
+
+
+def _finite_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None
 
 
 @dataclass(frozen=True)
@@ -53,6 +108,38 @@ class Proposal:
     """supervisor id -> host, for reports"""
     routing: str = "uniform"
     """how ``running`` and ``candidate`` route shuffles: ``loadaware`` or ``uniform``"""
+    params: Mapping[str, Any] = field(default_factory=dict)
+    """the algorithm's parameters, as it planned with them"""
+
+    @property
+    def objective(self) -> str:
+        """What the re-plan is judged on: ``throughput`` (the throughput model's rate, for a
+        re-plan by ``throughput``) or ``traffic`` (inter-worker traffic, for the others)."""
+        return "throughput" if self.rates is not None else "traffic"
+
+    @cached_property
+    def rates(self) -> PredictedRates | None:
+        """The model's rates of the running placement and of this plan, for a re-plan by
+        ``throughput`` (``None`` for another algorithm, or when the model cannot score the
+        running placement: the re-plan is then judged on traffic, and the log says why)."""
+        if self.algorithm != fastest.NAME:
+            return None
+        problem = self.view.problem
+        try:
+            before = fastest.predicted_rates(
+                problem, running_placement(self.view).node_of, self.params
+            )
+            after = fastest.predicted_rates(problem, self.placement.node_of, self.params)
+        except (SchedulingError, KeyError, ValueError) as error:
+            log.warning(
+                "topology %s: the throughput model cannot score the running placement "
+                "against the re-plan (%s: %s); judging it on inter-worker traffic instead",
+                self.topology_id,
+                type(error).__name__,
+                error,
+            )
+            return None
+        return PredictedRates(before, after)
 
     @property
     def topology_id(self) -> str:
@@ -111,6 +198,8 @@ class Proposal:
             "max_node_utilisation_before": self.running.max_node_utilisation,
             "max_node_utilisation_after": self.candidate.max_node_utilisation,
             "violations_before": list(self.running.violations),
+            "objective": self.objective,
+            **(self.rates.summary() if self.rates is not None else {}),
             "moves": moves,
         }
 
@@ -151,7 +240,7 @@ def propose(
             "next scheduling round places them, re-planning waits until it has"
         )
     placement = plan_within(problem, algorithm, dict(params), budget, fallback=None).placement
-    return proposal_of(view, algorithm, verified(view, placement, relabel=True), hosts)
+    return proposal_of(view, algorithm, verified(view, placement, relabel=True), hosts, params)
 
 
 def proposal_of(
@@ -159,8 +248,10 @@ def proposal_of(
     algorithm: str,
     plan: VerifiedPlan,
     hosts: Mapping[str, str] | None = None,
+    params: Mapping[str, Any] | None = None,
 ) -> Proposal:
-    """The :class:`Proposal` of a verified plan against what runs now."""
+    """The :class:`Proposal` of a verified plan (made by ``algorithm`` with ``params``)
+    against what runs now."""
     before = set(view.current_slots.values())
     after = set(plan.placement.slot_of.values())
     return Proposal(
@@ -173,4 +264,5 @@ def proposal_of(
         workers_stopped=len(before - after),
         hosts=dict(hosts or {}),
         routing=routing_of(view),
+        params=dict(params or {}),
     )
