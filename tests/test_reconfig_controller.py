@@ -254,7 +254,8 @@ def test_a_restarted_brain_records_completion_when_the_plan_is_in_effect(tmp_pat
 
 
 def test_trigger_declines_and_records_the_numbers(tmp_path):
-    """A consolidated topology whose costs 'changed' has nothing better: declined, logged."""
+    """A consolidated topology whose costs 'changed' has nothing better on traffic (a re-plan
+    by tdls): declined, logged."""
     from scheduler_py.monitoring.measured import StaticAggregates
 
     nimbus = FakeNimbus()
@@ -265,7 +266,7 @@ def test_trigger_declines_and_records_the_numbers(tmp_path):
     aggregates = measured.aggregates
     controller = Controller(
         RoundConfig(costs=measured),
-        TriggerConfig(warmup_secs=0, change_windows=1),
+        TriggerConfig(algorithm="tdls", warmup_secs=0, change_windows=1),
         History(tmp_path),
         nimbus,
         live=ScriptedLive(),
@@ -286,8 +287,14 @@ def test_a_placement_made_on_declared_costs_is_replanned_on_its_first_steady_agg
     """The brain placed wc before anything was measured; the first aggregate after the warm-up
     fires the `measured` trigger once (judged like any other); a second aggregate does not."""
     measured, controller = _measuring_controller(tmp_path)
-    _round(controller, _cluster(wordcount()))  # PLACE on declared costs
-    placed = wordcount(current=[(t, t, "s1", 6700) for t in range(1, 12)], needs_scheduling=False)
+    reply = _round(controller, _cluster(wordcount()))  # PLACE on declared costs
+    placed = wordcount(
+        current=[
+            (p.executor.task_start, p.executor.task_end, p.supervisor_id, p.port)
+            for p in reply.plans[0].placements
+        ],
+        needs_scheduling=False,
+    )
     _round(controller, _cluster(placed))
     now_ms = int(time.time() * 1000)
     for i in range(2):
@@ -295,7 +302,8 @@ def test_a_placement_made_on_declared_costs_is_replanned_on_its_first_steady_agg
         controller.check_once()
     entries = controller.history_of("wc")
     assert [e["trigger"] for e in entries] == ["measured"], entries
-    assert entries[0]["state"] == "declined"  # one worker already: nothing to gain
+    # re-planned by throughput, the algorithm that placed it, on the same costs: the same plan
+    assert entries[0]["state"] == "declined" and entries[0]["algorithm"] == "throughput"
 
 
 def test_a_placement_made_on_measured_costs_is_not_replanned_for_it(tmp_path):
@@ -384,3 +392,19 @@ def test_a_throughput_replan_is_accepted_on_the_predicted_rate_and_recorded_with
     assert numbers["predicted_ratio"] > numbers["required_ratio"]
     assert "predicted throughput" in entry["reason"]
     assert entry["report"]["objective"] == "throughput"
+
+
+def test_the_default_replan_keeps_the_objective_the_topology_was_placed_for(tmp_path):
+    """scheduler.reconfig.algorithm empty (the default): a topology placed by throughput (the
+    service default) is re-planned by throughput, one placed by another algorithm by tdls."""
+    controller = _controller(tmp_path, FakeNimbus(), ScriptedLive())
+    assert TriggerConfig().algorithm == ""
+    packed = [(t, t, "s1", 6700) for t in range(1, 12)]
+    for conf, expected in (({}, "throughput"), ({"scheduler.brain.algorithm": "even"}, "tdls")):
+        topo = wordcount(conf=conf, current=packed, needs_scheduling=False)
+        _round(controller, _cluster(topo))
+        report = controller.replan("wc", dry_run=True)
+        assert report["algorithm"] == expected, (conf, report["algorithm"])
+        assert report["objective"] == ("throughput" if expected == "throughput" else "traffic")
+        # what the operator or the topology names wins
+        assert controller.replan("wc", "td", dry_run=True)["algorithm"] == "td"

@@ -55,8 +55,19 @@ def test_targets_pass_and_miss():
         "brain round p99 < 50 ms at 1,000 executors, 1 topology(ies)": True,
         "brain faster than RAS at 1,000 executors, 1 topology(ies)": True,
         "brain round p99 < 500 ms at 10,000 executors, 50 topology(ies)": False,
+        "default round p99 <= 2000 ms at 10,000 executors, 50 topology(ies)": True,
         "brain faster than RAS at 10,000 executors, 50 topology(ies)": False,
     }
+    at_50 = [_record(1000, 50, 99.0, 300.0), _record(1000, 50, 100.0, 300.0)]
+    labels = {
+        label: passed for label, passed, _ in roundtrip.targets(roundtrip.summarise(at_50), at_50)
+    }
+    assert labels["default round p99 <= 100 ms at 1,000 executors, 50 topology(ies)"] is True
+    slow = [_record(1000, 50, 99.0, 300.0), _record(1000, 50, 101.0, 300.0)]
+    labels = {
+        label: passed for label, passed, _ in roundtrip.targets(roundtrip.summarise(slow), slow)
+    }
+    assert labels["default round p99 <= 100 ms at 1,000 executors, 50 topology(ies)"] is False
     small = [_record(500, 1, 1.0, 2.0)]
     other = roundtrip.targets(roundtrip.summarise(small), small)
     assert [label for label, _, _ in other] == [

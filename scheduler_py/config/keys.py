@@ -291,9 +291,11 @@ RECONFIG = (
     _reconfig("enabled", True, "automatic trigger on (`replan` works either way)"),
     _reconfig(
         "algorithm",
-        "tdls",
-        "algorithm of re-plans (place with `rstorm`, re-plan with `tdls`); empty: the "
-        "topology's; `throughput`: judged on the predicted rate, not on traffic",
+        "",
+        "algorithm of re-plans; empty: `throughput` for a topology placed by `throughput` (the "
+        "service default), `tdls` for one placed by another algorithm (place with `rstorm`, "
+        "re-plan with `tdls`); a `throughput` re-plan is judged on the predicted rate, the "
+        "others on inter-worker traffic",
     ),
     _reconfig("change.threshold", 0.25, "θ: relative L1 change of the measured costs that counts"),
     _reconfig("change.windows", 2, "m: consecutive aggregates above θ"),

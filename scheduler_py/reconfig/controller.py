@@ -48,6 +48,7 @@ from scheduler_py.reconfig.trigger import (
     judge,
     new_watch,
     observe,
+    replan_algorithm,
 )
 from scheduler_py.scheduling.interfaces import ArmedPlan, OperatorError, TopologyControl
 from scheduler_py.scheduling.proposal import Proposal, propose, running_placement
@@ -246,7 +247,10 @@ class Controller:
         budget: Budget = UNLIMITED,
     ) -> Proposal:
         view = storm_view(snapshot, topo, None, self.planner.costs)
-        requested = algorithm or config.algorithm or None
+        requested = algorithm or config.algorithm
+        if not requested:
+            placed_by, _ = choose_algorithm(view.conf, self.planner)
+            requested = replan_algorithm(placed_by)
         chosen, params = choose_algorithm(view.conf, self.planner, requested)
         params |= dict(overrides or {})
         whole = propose(view, chosen, params, snapshot.hosts, budget)

@@ -53,6 +53,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
+from scheduler_py.algorithms import fastest
 from scheduler_py.config import keys
 from scheduler_py.model.cost import Evaluation
 
@@ -60,6 +61,16 @@ if TYPE_CHECKING:
     from scheduler_py.scheduling.proposal import PredictedRates
 
 CONF_PREFIX = keys.RECONFIG_PREFIX
+
+
+TRAFFIC_REPLAN = "tdls"
+"""the re-plan algorithm of a topology placed by an algorithm other than ``throughput``"""
+
+
+def replan_algorithm(placed_by: str) -> str:
+    """The default re-plan algorithm of a topology the round places with ``placed_by``
+    (:attr:`TriggerConfig.algorithm`)."""
+    return fastest.NAME if placed_by == fastest.NAME else TRAFFIC_REPLAN
 
 
 @dataclass(frozen=True)
@@ -72,9 +83,12 @@ class TriggerConfig:
 
     enabled: bool = True
     """re-plan running topologies automatically (``replan`` works either way)"""
-    algorithm: str = "tdls"
-    """algorithm of re-plans (``tdls``, the best we have under the cost
-    model; ``td`` is not monotone); empty: the topology's ``scheduler.brain.algorithm``"""
+    algorithm: str = ""
+    """algorithm of re-plans; empty (the default): :func:`replan_algorithm` — ``throughput``
+    for a topology the round places with ``throughput`` (the service default), so that a
+    re-plan keeps the objective the topology was placed for, and ``tdls`` for a topology
+    placed by another algorithm (paper 000 §6: place with any, re-plan with the best we have
+    under the traffic cost model; ``td`` is not monotone)"""
     change_threshold: float = 0.25
     """θ: relative L1 change of the measured costs that counts as a change"""
     change_windows: int = 2
