@@ -10,7 +10,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from scheduler_py.algorithms import registry
+from scheduler_py.algorithms import fastest, registry
 from scheduler_py.algorithms.fastest import (
     PAYLOAD_HYPOTHESES,
     _named,
@@ -23,7 +23,7 @@ from scheduler_py.algorithms.fastest import (
 from scheduler_py.bench.cluster_links import model_topology
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.throughput import throughput
-from scheduler_py.model.types import Component, Edge, Node, Problem, Topology
+from scheduler_py.model.types import Component, Edge, Node, Placement, Problem, Topology
 
 EMULATED = {"payload_bytes": 8192.0, "host_mbit": 100.0, "max_spout_pending": 1000}
 """the emulated network of ``README.md`` ("Evaluation on an emulated network")"""
@@ -289,3 +289,22 @@ def test_a_renamed_node_keeps_every_field_but_its_id() -> None:
         "rack_uplink",
     }, "a new Node field: copy it in fastest._named"
     assert _named(node, "n03") == dataclasses.replace(node, id="n03")
+
+
+def test_a_replan_keeps_the_running_placement_when_nothing_beats_it() -> None:
+    nodes = tuple(Node(f"s{i}", 400.0, slots=4, rack="r") for i in range(4))
+    topology = model_topology("star")
+    assert topology is not None
+    first = registry.run("throughput", Problem(nodes, topology), {"seconds": 5.0})
+    again = registry.run("throughput", Problem(nodes, topology, first), {"seconds": 5.0})
+    assert again.report["chosen"] == fastest.RUNNING, again.report["candidates"]
+    assert dict(again.node_of) == dict(first.node_of)
+    assert again.report["candidates"][fastest.RUNNING]["predicted_throughput"] == pytest.approx(
+        first.report["predicted_throughput"]
+    )
+    # a running placement that breaks capacity is no candidate
+    crowded = Placement(topology.id, {e.id: "s0" for e in topology.executors})
+    small = tuple(dataclasses.replace(n, cpu=1.0) if n.id == "s0" else n for n in nodes)
+    fixed = registry.run("throughput", Problem(small, topology, crowded), {"seconds": 5.0})
+    assert fastest.RUNNING not in fixed.report["candidates"]
+    assert fixed.report["chosen"] != fastest.RUNNING

@@ -19,7 +19,8 @@ declared CPU points are a capacity, not a cost per tuple; the report says which
 
 **Search.** The candidates (:data:`CANDIDATES`: ``locality`` with the topology's load-aware
 setting, ``td``, ``rstorm``, ``even``) run in turn within :data:`CANDIDATES_SHARE`
-of the budget, each verified by :func:`~scheduler_py.algorithms.registry.run` and scored.
+of the budget, each verified by :func:`~scheduler_py.algorithms.registry.run` and scored;
+a re-plan's running placement, where it is valid, is scored before them and wins ties.
 The best is improved by moving one executor to another node, or swapping it with an executor
 elsewhere — the executors of a saturated resource's host (a saturated rack uplink's hosts)
 first — taking the first move that improves the objective, or keeps the rate with fewer
@@ -61,6 +62,7 @@ from scheduler_py.algorithms.links import DEFAULT_RACK_LINK
 from scheduler_py.config import topology_conf
 from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.capacity import CapacityTracker
+from scheduler_py.model.cost import violations
 from scheduler_py.model.errors import BudgetExhaustedError, SchedulingError
 from scheduler_py.model.throughput import (
     Shape,
@@ -78,6 +80,9 @@ fast group-aware one, then ``rstorm`` and Storm's round robin. ``links`` is not 
 candidate: its random starts stop at a clock, so its plan depends on the machine's speed, and
 from ``td``'s plan the search reaches the rate of ``links``'s on every emulated topology
 (``docs/algorithms/throughput-model.md``)."""
+RUNNING = "running placement"
+"""the name of a re-plan's running placement among the scored plans (``chosen`` in the
+report when no plan beats it)"""
 UNIFORM_ONLY = frozenset({"links"})
 """candidates that plan for uniform shuffles: skipped with load-aware messaging on (``links``
 scores the uniform split; with it on ``locality`` plans for the routing Storm does)"""
@@ -662,6 +667,17 @@ def plan(
     scored: dict[tuple, _Scored] = {}
     """plans already scored: candidates often agree (``td`` and ``rstorm`` on a small
     topology), and the model need not route the same plan twice"""
+    running = canonical.current
+    if running is not None and not violations(canonical, running):
+        # a re-plan: the running placement is scored first, so a plan only as good keeps it
+        # (no worker restarts for nothing) and the search can start from it
+        entry = _scored(scored, scorers, RUNNING, dict(running.node_of))
+        shown = entry.results[_reported(sizes)]
+        tried[RUNNING] = {
+            "predicted_throughput": shown.rate,
+            "bottleneck": shown.bottleneck,
+            "nodes_used": entry.keys[0][1],
+        }
     phase = own.share(CANDIDATES_SHARE)
     names = [
         n
