@@ -420,6 +420,18 @@ def check_whatif(shown: Mapping[str, Any], running_algorithm: str, algorithm: st
         assert shown_after == pytest.approx(scale * proposal[after], rel=5e-3, abs=1e-9), label
     gain = number(compare["predicted gain (inter-worker traffic)"][1])
     assert gain == pytest.approx(proposal["predicted_gain"], rel=5e-3, abs=1e-9)
+    rates = compare.get("predicted throughput (spout tuples/s)")
+    if proposal.get("objective") == "throughput":  # judged on the model's rate: both shown
+        assert rates is not None, compare
+        keys = ("predicted_throughput_before", "predicted_throughput_after")
+        for cell, key in zip(rates, keys, strict=True):
+            assert number(cell) == pytest.approx(proposal[key], rel=5e-3), (key, rates)
+        assert compare["bottleneck"] == [
+            proposal["bottleneck_before"],
+            proposal["bottleneck_after"],
+        ]
+    else:
+        assert rates is None, compare
     moves = proposal["moves"]
     moved = [m for m in moves if m["from"] != m["to"]]
     assert shown["moved"].startswith(f"{len(moved)} of {len(moves)} executors move"), shown

@@ -130,6 +130,13 @@ def test_topology_page_draws_the_placement_graph_and_the_heatmap(visit):
     _no_console_errors(visit, "topology")
 
 
+def test_whatif_of_a_throughput_replan_shows_both_predicted_rates(visit):
+    shown = visit.whatif("wc", "throughput")
+    dashboard_browser.check_whatif(shown, running_algorithm="even", algorithm="throughput")
+    assert shown["answer"]["proposal"]["objective"] == "throughput"
+    _no_console_errors(visit, "whatif")
+
+
 def test_decisions_page_lists_the_brains_plan_log(visit):
     items = visit.decisions(expect="wc-1")
     assert any("plan wc-1" in item and "by even" in item for item in items), items

@@ -433,6 +433,10 @@ function showComparison(answer) {
     ["workers used", p.workers_before, p.workers_after],
     ["workers restarted / stopped", "", `${text(p.workers_restarted)} / ${text(p.workers_stopped)}`],
     ["predicted gain (inter-worker traffic)", "", p.predicted_gain],
+    ...(p.objective === "throughput" ? [
+      ["predicted throughput (spout tuples/s)", text(p.predicted_throughput_before), text(p.predicted_throughput_after)],
+      ["bottleneck", p.bottleneck_before || "none", p.bottleneck_after || "none"],
+    ] : []),
     ["cost basis", p.costs, p.costs],
   ]);
   const moved = (p.moves || []).filter(m => m.from !== m.to);
