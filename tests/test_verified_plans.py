@@ -18,7 +18,7 @@ from scheduler_py.reconfig.history import History
 from scheduler_py.reconfig.staging import stage
 from scheduler_py.reconfig.trigger import TriggerConfig
 from scheduler_py.scheduling.interfaces import ArmedPlan
-from scheduler_py.scheduling.proposal import Proposal, running_placement
+from scheduler_py.scheduling.proposal import Proposal, propose, running_placement
 from scheduler_py.scheduling.round import RoundConfig, choose_algorithm
 from scheduler_py.scheduling.verified import PlanRejected, verify
 from scheduler_py.service.snapshot import to_state
@@ -325,6 +325,20 @@ def test_a_plan_on_measured_costs_also_fits_what_storm_accounts():
     assert decisions[0].summary["costs"].startswith("declared (the plan on measured costs")
     load = occupied(snap, reply)
     assert all(load[s] <= capacity[s] for s in load), (load, decisions[0].reason)
+
+
+def test_a_replan_on_measured_costs_also_fits_what_storm_accounts():
+    """The same topology running on two supervisors: re-planned on its measurements, tdls
+    would put both executors on one; the re-plan is made again on the declared costs, as a
+    round does, and says so, rather than being refused."""
+    topo = chain({"a": (1, 60.0), "b": (1, 60.0)}, [(1, "s1", 6700), (2, "s2", 6700)], workers=2)
+    capacity = {"s1": 100.0, "s2": 100.0}
+    view = view_of(cluster(capacity, [topo]), costs=LightMeasurements())
+    assert view.costs.startswith("measured")
+    proposal = propose(view, "tdls", {})
+    assert proposal.view.costs.startswith("declared (the plan on measured costs did not fit")
+    load = declared_load(topo, proposal.storm_placement)
+    assert all(load[s] <= capacity[s] for s in load), load
 
 
 def test_a_replans_algorithm_is_chosen_by_the_round_not_overridden():

@@ -37,7 +37,9 @@ from scheduler_py.model.types import Placement, WorkerSlot
 from scheduler_py.scheduling.planning import plan_within
 from scheduler_py.scheduling.state import StormPlacement
 from scheduler_py.scheduling.verified import (
+    PlanRejected,
     VerifiedPlan,
+    declared_view,
     placement_from_slots,
     routing_of,
     score,
@@ -228,7 +230,9 @@ def propose(
     Raises :class:`SchedulingError` when the topology is not fully placed (the scheduling
     round, not a reconfiguration, handles that), when the algorithm fails, or when the plan
     does not pass :func:`~scheduler_py.scheduling.verified.verify` (capacity, ports,
-    ``topology.workers``). ``budget`` bounds the algorithm
+    ``topology.workers``) — a plan on measured costs that breaks the declared resources Storm
+    accounts is first made again on the declared costs, as a round does (the proposal's
+    ``view.costs`` then says so). ``budget`` bounds the algorithm
     (:func:`~scheduler_py.scheduling.planning.plan_within`; no fallback: an operator asked
     for this algorithm).
     """
@@ -240,7 +244,22 @@ def propose(
             "next scheduling round places them, re-planning waits until it has"
         )
     placement = plan_within(problem, algorithm, dict(params), budget, fallback=None).placement
-    return proposal_of(view, algorithm, verified(view, placement, relabel=True), hosts, params)
+    try:
+        plan = verified(view, placement, relabel=True)
+    except PlanRejected as rejected:
+        if view.declared is None:
+            raise
+        # as a round does (scheduling/round.py): a plan on the measured costs that breaks the
+        # declared resources Storm accounts is made again on the declared costs
+        log.info(
+            "topology %s: re-planning on declared costs instead: %s", problem.topology.id, rejected
+        )
+        view = declared_view(view, rejected)
+        placement = plan_within(
+            view.problem, algorithm, dict(params), budget, fallback=None
+        ).placement
+        plan = verified(view, placement, relabel=True)
+    return proposal_of(view, algorithm, plan, hosts, params)
 
 
 def proposal_of(
