@@ -198,7 +198,9 @@ def test_a_throughput_replan_carries_the_model_rates_of_both_placements():
     report = proposal.report()
     assert report["objective"] == "throughput"
     assert report["predicted_throughput_before"] == running[fastest.REPORTED_PAYLOAD].rate
-    assert report["bottleneck_before"].startswith("s1 ")
+    assert report["bottleneck_before"].startswith("s1 ")  # the test's hosts are its ids
+    hosted = replace(proposal, hosts={"s1": "host-a"})
+    assert hosted.rates is not None and hosted.report()["bottleneck_before"].startswith("host-a ")
     shown = render_report(report)
     assert "predicted throughput: " in shown and "(bottleneck s1 " in shown, shown
     # a stage of it (a replaced placement) is scored afresh

@@ -23,7 +23,7 @@ import logging
 import math
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -85,6 +85,12 @@ class PredictedRates:
         }
 
 
+def _on_host(bottleneck: str, hosts: Mapping[str, str]) -> str:
+    """``"<supervisor id> cpu"`` as ``"<host> cpu"`` (a rack's uplink keeps its name)."""
+    resource, _, kind = bottleneck.rpartition(" ")
+    return f"{hosts[resource]} {kind}" if resource in hosts else bottleneck
+
+
 def _ratio(before: float, after: float) -> float:
     if not math.isfinite(before):
         return 1.0 if not math.isfinite(after) else 0.0
@@ -141,7 +147,14 @@ class Proposal:
                 error,
             )
             return None
-        return PredictedRates(before, after)
+        return PredictedRates(self._on_hosts(before), self._on_hosts(after))
+
+    def _on_hosts(self, rates: Mapping[float, Throughput]) -> dict[float, Throughput]:
+        """``rates`` with each bottleneck's supervisor id replaced by its host, for reports."""
+        return {
+            size: replace(t, bottleneck=_on_host(t.bottleneck, self.hosts))
+            for size, t in rates.items()
+        }
 
     @property
     def topology_id(self) -> str:
