@@ -580,6 +580,17 @@ def _least_regret(entries: list[_Scored]) -> tuple[_Scored, float]:
     return chosen, -chosen_key[0]
 
 
+def _tried(entry: _Scored, sizes: tuple[float, ...]) -> dict[str, Any]:
+    """A scored plan's entry in the report's ``candidates``: its rate and bottleneck at the
+    reported size, and the nodes it uses."""
+    shown = entry.results[_reported(sizes)]
+    return {
+        "predicted_throughput": shown.rate,
+        "bottleneck": shown.bottleneck,
+        "nodes_used": entry.keys[0][1],
+    }
+
+
 def _reported(sizes: tuple[float, ...]) -> int:
     """Which size's result the report shows: the only one, or :data:`REPORTED_PAYLOAD`."""
     return sizes.index(REPORTED_PAYLOAD) if len(sizes) > 1 else 0
@@ -672,12 +683,7 @@ def plan(
         # a re-plan: the running placement is scored first, so a plan only as good keeps it
         # (no worker restarts for nothing) and the search can start from it
         entry = _scored(scored, scorers, RUNNING, dict(running.node_of))
-        shown = entry.results[_reported(sizes)]
-        tried[RUNNING] = {
-            "predicted_throughput": shown.rate,
-            "bottleneck": shown.bottleneck,
-            "nodes_used": entry.keys[0][1],
-        }
+        tried[RUNNING] = _tried(entry, sizes)
     phase = own.share(CANDIDATES_SHARE)
     names = [
         n
@@ -699,13 +705,7 @@ def plan(
             tried[name] = {"skipped": str(error)}
             continue
         entry = _scored(scored, scorers, name, dict(placement.node_of))
-        shown = entry.results[_reported(sizes)]
-        tried[name] = {
-            "predicted_throughput": shown.rate,
-            "bottleneck": shown.bottleneck,
-            "nodes_used": entry.keys[0][1],
-            "seconds": time.perf_counter() - started,
-        }
+        tried[name] = _tried(entry, sizes) | {"seconds": time.perf_counter() - started}
     if not scored:
         reasons = "; ".join(f"{n}: {t.get('skipped')}" for n, t in tried.items())
         raise BudgetExhaustedError(f"{NAME}: no candidate produced a plan ({reasons})")
