@@ -121,6 +121,30 @@ def restart_exited_supervisors(cluster) -> list[int]:
     return restarted
 
 
+def restart_exited_nimbus(cluster) -> bool:
+    """Start Nimbus again if its process has exited, and wait until it answers; whether it
+    was restarted. Storm's Nimbus halts when its assignment timer meets a ZooKeeper
+    ConnectionLoss (``Utils.exitProcess``: "Halting process: Error while processing event",
+    seen once in CI during the ZooKeeper-restart fault test), and the tests after it need
+    Nimbus."""
+    if _running(cluster.directory / "run" / "nimbus.pid"):
+        return False
+    cluster.start_nimbus()
+    wait_until(
+        lambda: _nimbus_summary(cluster) is not None,
+        machine_timeout(120),
+        "Nimbus to answer again after it exited",
+    )
+    return True
+
+
+def _nimbus_summary(cluster) -> dict | None:
+    try:
+        return cluster.nimbus.cluster_summary()
+    except Exception:  # not up yet: any connection or Thrift error means "ask again"
+        return None
+
+
 MONITOR_WINDOW_SECS = 5
 LIVE_COUNTERS = (
     'topology.metrics.reporters=[{"class": "io.schedulerpy.storm.monitor.CountsReporter"}]',
