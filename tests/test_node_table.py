@@ -62,6 +62,29 @@ def test_a_derived_table_looks_up_what_a_computed_one_does(seed):
         assert tuple(table.usable) == tuple(n for n in computed if n.slots > 0)
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_lookups_read_on_some_tables_only_are_still_the_computed_ones(seed):
+    """A lookup is derived when the table before had it, else computed; a table never keeps
+    the table it came from (a round's tables would otherwise keep each other)."""
+    rng = random.Random(seed)
+    table = NodeTable(_nodes(rng, 40))
+    lookups = ("by_id", "cpu", "memory", "heap", "usable")
+    for _ in range(30):
+        for lookup in rng.sample(lookups, rng.randint(0, len(lookups))):
+            getattr(table, lookup)
+        before = table
+        changed = _changed(rng, table)
+        table = table.replaced(changed)
+        if changed:
+            assert all(v is not before for v in vars(table).values())
+            assert all(v is not before for v in vars(vars(table).get("_from", table)).values())
+        by_id = {n.id: n for n in changed}
+        computed = NodeTable(by_id.get(n.id, n) for n in table)
+        if rng.random() < 0.5:
+            assert_same_lookups(table, computed)
+            assert tuple(table.usable) == tuple(n for n in computed if n.slots > 0)
+
+
 def test_replacing_nothing_is_the_table_itself_and_an_unknown_node_is_an_error():
     table = NodeTable([Node("a", 100.0), Node("b", 50.0)])
     assert table.replaced([]) is table

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -165,3 +166,6 @@ def test_canonical_order_follows_a_rounds_tables_as_a_fresh_sort(
             )
         table = table.replaced(changed.values())
         assert order.ordered(table) == sorted(table, key=_node_key)
+        if len(claim) % 2:  # a topology's own table beside the round's (it holds a slot there)
+            side = table.replaced([replace(table[0], cpu=table[0].cpu + 1.0)])
+            assert order.ordered(side) == sorted(side, key=_node_key)

@@ -47,10 +47,11 @@ the same way whatever its supervisor ids, up to the renaming of interchangeable 
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 import time
-from bisect import bisect_left, insort
+from bisect import bisect_left
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -131,6 +132,11 @@ def canonical_problem(problem: Problem) -> tuple[Problem, dict[str, str]]:
     memory, slots, speed and bandwidth, highest first; interchangeable nodes keep their
     relative order), cut to a shortlist on large clusters (:func:`shortlist`), and the map
     from the new names back to the node ids."""
+    return _renamed_problem(problem, canonical_nodes(problem))
+
+
+def canonical_nodes(problem: Problem) -> list[Node]:
+    """The nodes :func:`canonical_problem` keeps, in its order, under their own ids."""
     every = _ORDER.ordered(problem.table)
     one_rack = every[0].rack == every[-1].rack  # sorted by rack first
     usable = len(problem.usable_nodes)
@@ -143,7 +149,13 @@ def canonical_problem(problem: Problem) -> tuple[Problem, dict[str, str]]:
         kept = {n.id for n in ordered}
         running = set(current.node_of.values())
         ordered = [n for n in every if n.id in kept | running]
+    return ordered
+
+
+def _renamed_problem(problem: Problem, ordered: list[Node]) -> tuple[Problem, dict[str, str]]:
+    """:func:`canonical_problem` of the nodes :func:`canonical_nodes` kept."""
     nodes, to_canonical, back = _RENAMED.renamed(ordered)
+    current = problem.current
     if current is not None:
         current = replace(
             current,
@@ -151,6 +163,13 @@ def canonical_problem(problem: Problem) -> tuple[Problem, dict[str, str]]:
             slot_of={},
         )
     return Problem(nodes, problem.topology, current), dict(back)
+
+
+@functools.lru_cache(maxsize=64)
+def _canonical_names(count: int) -> tuple[str, ...]:
+    """The names of ``count`` canonical nodes, in order: ``n0 … n9``, ``n00 … n99``, …"""
+    width = len(str(count))
+    return tuple(f"n{i:0{width}d}" for i in range(count))
 
 
 def _node_key(node: Node) -> tuple:
@@ -170,9 +189,10 @@ class _CanonicalOrder:
     ``sorted``'s order), updated for the nodes a round's claims replaced. A round's
     topologies see one table each, derived from the one before by
     :meth:`~scheduler_py.model.types.NodeTable.replaced` (same ids in the same positions, a
-    few nodes replaced), so 50 topologies on 500 supervisors sort 500 nodes once and then
-    move a few per claim (``scheduling/round.py``; ``tests/test_fastest.py`` checks the
-    order against ``sorted``). Thread-safe: rounds and re-plans plan in worker threads."""
+    few nodes replaced, which the table names), so 50 topologies on 500 supervisors sort 500
+    nodes once and then move a few per claim (``scheduling/round.py``;
+    ``tests/test_fastest.py`` checks the order against ``sorted``). Thread-safe: rounds and
+    re-plans plan in worker threads."""
 
     MOST_CHANGED = 0.125
     """share of the nodes above which a table is sorted again rather than updated"""
@@ -181,38 +201,56 @@ class _CanonicalOrder:
         self.lock = threading.Lock()
         self.table: NodeTable | None = None
         self.entries: list[tuple[tuple, int]] = []
+        """(key, position) of every node of :attr:`table`, sorted"""
+        self.keys: list[tuple] = []
+        """the key of the node at each position of :attr:`table`"""
+        self.nodes: list[Node] = []
+        """the nodes of :attr:`entries`, in their order"""
 
     def ordered(self, table: NodeTable) -> list[Node]:
         with self.lock:
-            entries = self._updated(table)
-            if entries is None:
-                entries = [(_node_key(node), index) for index, node in enumerate(table)]
-                entries.sort()
-                if any(_unordered(key) for key, _ in entries):  # NaN: no order to update
-                    self.table, self.entries = None, []
+            if not self._updated(table):
+                keys = [_node_key(node) for node in table]
+                if any(_unordered(key) for key in keys):  # NaN: no order to update
+                    self.table, self.entries, self.keys, self.nodes = None, [], [], []
                     return sorted(table, key=_node_key)
-            self.table, self.entries = table, entries
-            return [table[index] for _, index in entries]
+                self.entries = sorted(zip(keys, range(len(keys)), strict=True))
+                self.keys = keys
+                self.nodes = [table[index] for _, index in self.entries]
+            self.table = table
+            return list(self.nodes)
 
-    def _updated(self, table: NodeTable) -> list[tuple[tuple, int]] | None:
-        """The entries of ``table`` from the last table's, or ``None`` when it is not a
-        table with the same ids in the same positions and a few nodes replaced."""
+    def _updated(self, table: NodeTable) -> bool:
+        """Whether :attr:`entries` and :attr:`keys` now describe ``table``: it is the last
+        table, or one with the same ids in the same positions and a few nodes replaced
+        (left unusable, to be built again, when not)."""
         previous = self.table
         if previous is None or len(previous) != len(table):
-            return None
-        if previous is not table and previous.position is not table.position:
-            return None
-        changed = [i for i, (a, b) in enumerate(zip(previous, table, strict=True)) if a is not b]
+            return False
+        if previous is table:
+            return True
+        if previous.position is not table.position:
+            return False
+        changed = table.replaced_positions(previous)
+        if changed is None:
+            changed = tuple(
+                i for i, (a, b) in enumerate(zip(previous, table, strict=True)) if a is not b
+            )
         if len(changed) > self.MOST_CHANGED * len(table):
-            return None
-        entries = list(self.entries)
+            return False
+        entries, keys, nodes = self.entries, self.keys, self.nodes
         for index in changed:
-            key = _node_key(table[index])
+            node = table[index]
+            key = _node_key(node)
             if _unordered(key):
-                return None
-            del entries[bisect_left(entries, (_node_key(previous[index]), index))]
-            insort(entries, (key, index))
-        return entries
+                return False
+            where = bisect_left(entries, (keys[index], index))
+            del entries[where], nodes[where]
+            where = bisect_left(entries, (key, index))
+            entries.insert(where, (key, index))
+            nodes.insert(where, node)
+            keys[index] = key
+        return True
 
 
 def _unordered(key: tuple) -> bool:
@@ -242,8 +280,8 @@ class _Renamed:
                 and all(a is b for a, b in zip(last[0], ordered, strict=True))
             ):
                 return last[1], last[2], last[3]
-            width = len(str(len(ordered)))
-            to_canonical = {n.id: f"n{i:0{width}d}" for i, n in enumerate(ordered)}
+            names = _canonical_names(len(ordered))
+            to_canonical = {n.id: name for n, name in zip(ordered, names, strict=True)}
             nodes = NodeTable(_named(n, to_canonical[n.id]) for n in ordered)
             back = {new: old for old, new in to_canonical.items()}
             self.last = (list(ordered), nodes, to_canonical, back)
@@ -659,15 +697,18 @@ def plan(
     own = Budget.of(seconds)
     if budget.limited and budget.remaining() < own.remaining():
         own = budget
-    canonical, back = canonical_problem(problem)
+    ordered = canonical_nodes(problem)
     memo_key = _memo_key(
-        canonical,
+        problem,
+        ordered,
         (loadaware, payload_bytes, rack_link, host_mbit, max_spout_pending, tuple(names)),
     )
     remembered = _MEMO.get(memo_key) if memo_key is not None else None
-    if remembered is not None:
+    if remembered is not None:  # the canonical names are the positions: no renamed nodes
         node_of, report = remembered
+        back = dict(zip(_canonical_names(len(ordered)), (n.id for n in ordered), strict=True))
         return _placement(problem, node_of, report | {"remembered": True}, back)
+    canonical, back = _renamed_problem(problem, ordered)
     sizes = (payload_bytes,) if payload_bytes > 0 else PAYLOAD_HYPOTHESES
     inputs, costs = model_inputs(
         canonical, loadaware, sizes[0], rack_link, host_mbit, max_spout_pending
@@ -797,15 +838,19 @@ MEMO_SIZE = 256
 _MEMO = _Memo(MEMO_SIZE)
 
 
-def _memo_key(problem: Problem, params: tuple) -> tuple | None:
-    """What a plan depends on, the topology's id left out; ``None`` (not remembered) for a
-    re-plan (the current placement matters) or a topology with measured costs (they change
-    every window)."""
+def _memo_key(problem: Problem, ordered: list[Node], params: tuple) -> tuple | None:
+    """What a plan depends on: the canonical nodes (:func:`canonical_nodes`; their names
+    are their positions, so their fields and order), the topology's shape and ``params``,
+    its id left out; ``None`` (not remembered) for a re-plan (the current placement matters)
+    or a topology with measured costs (they change every window)."""
     topology = problem.topology
     if problem.current is not None or topology.executor_cpu or topology.pair_traffic:
         return None
     return (
-        tuple(problem.nodes),
+        tuple(
+            (n.cpu, n.slots, n.memory_mb, n.rack, n.bandwidth, n.speed, n.rack_uplink)
+            for n in ordered
+        ),
         topology.components,
         topology.edges,
         topology.workers,

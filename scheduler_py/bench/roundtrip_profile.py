@@ -205,7 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         wall, cpu = [t[0] * 1000 for t in times], [t[1] * 1000 for t in times]
         print(
             f"{size}: wall median {statistics.median(wall):.1f} ms, max {max(wall):.1f} ms; "
-            f"CPU median {statistics.median(cpu):.1f} ms, max {max(cpu):.1f} ms "
+            f"CPU min {min(cpu):.1f} ms, median {statistics.median(cpu):.1f} ms, "
+            f"max {max(cpu):.1f} ms "
             f"over {len(times)} rounds"
         )
         if profiler is not None:

@@ -182,14 +182,16 @@ def evaluate(problem: Problem, placement: Placement) -> Evaluation:
         phi = _collocated_traffic(topology, node_of)
         worker_of = {e: (node, logical.get(e, 0)) for e, node in node_of.items()}
         intra_worker = _collocated_traffic(topology, worker_of)
-    else:  # both bins counted in one pass (_collocated_traffic's uniform case)
+    else:  # both bins counted at once (_collocated_traffic's uniform case)
+        component = topology.component_of_executor
+        per_worker = Counter(
+            (component[e], node, logical.get(e, 0)) for e, node in node_of.items() if e in component
+        )
         on_node: dict[str, Counter] = defaultdict(Counter)
         in_worker: dict[str, Counter] = defaultdict(Counter)
-        for executor in topology.executors:
-            node = node_of.get(executor.id)
-            if node is not None:
-                on_node[executor.component][node] += 1
-                in_worker[executor.component][(node, logical.get(executor.id, 0))] += 1
+        for (name, node, worker), count in per_worker.items():
+            on_node[name][node] += count
+            in_worker[name][(node, worker)] = count
         phi = _uniform_collocated(topology, on_node)
         intra_worker = _uniform_collocated(topology, in_worker)
     total = total_traffic(topology)

@@ -23,7 +23,7 @@ from functools import cached_property
 from heapq import heapify
 from operator import itemgetter
 from types import MappingProxyType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 _V = TypeVar("_V")
 
@@ -187,6 +187,11 @@ class Topology:
     def executor_by_id(self) -> Mapping[str, Executor]:
         return MappingProxyType({e.id: e for e in self.executors})
 
+    @cached_property
+    def component_of_executor(self) -> Mapping[str, str]:
+        """Executor id -> its component's id."""
+        return MappingProxyType({e.id: e.component for e in self.executors})
+
     def executors_of(self, component: str) -> tuple[Executor, ...]:
         """The executors of ``component`` (a declared one), index ascending."""
         return self._executors_by_component[component]
@@ -293,15 +298,21 @@ class NodeTable(tuple[Node, ...]):
 
     A scheduling round (``scheduler_py/scheduling/round.py``) plans many topologies on the same
     nodes, each seeing them minus what the topologies before it claimed: tuples that differ
-    in a few nodes. Each problem needs the same lookups — the position and the node of every
-    id, CPU and memory by id, the heap of spare CPU topDown's node pool starts from
+    in a few nodes. Each problem needs some of the same lookups — the position and the node of
+    every id, CPU and memory by id, the heap of spare CPU topDown's node pool starts from
     (``scheduler_py/algorithms/topdown/groups.py``) and the usable nodes (a free slot) with
-    the same lookups. A table computes each on first use; :meth:`replaced` derives a table
-    from copies of its own (C copies of dicts and lists) and updates for the nodes replaced,
-    so that a round computes them once per claim rather than once per topology. Derived or
+    the same lookups. A table computes each on first use. A table made by :meth:`replaced`
+    keeps the lookups the table it came from had computed by then, and the nodes replaced: on
+    first use, such a lookup is derived from a copy of that one (C copies of dicts and lists)
+    updated for the nodes replaced, and any other is computed. So a round computes each
+    lookup it uses once per claim rather than once per topology, and none it does not use;
+    a table never keeps the table it came from. Derived or
     computed, a table's lookups are the same (``tests/test_node_table.py``).
     :class:`Problem` keeps a table it is given and makes one of any other tuple.
     """
+
+    DERIVED = ("by_id", "cpu", "memory", "heap", "_usable")
+    """the lookups a table made by :meth:`replaced` may derive from the table it came from"""
 
     def __reduce__(self) -> tuple[type[NodeTable], tuple[tuple[Node, ...]]]:
         return (NodeTable, (tuple(self),))  # the lookups are computed again when needed
@@ -313,16 +324,26 @@ class NodeTable(tuple[Node, ...]):
 
     @cached_property
     def by_id(self) -> Mapping[str, Node]:
+        origin = self._origin("by_id")
+        if origin is not None:
+            return _updated(origin.lookups["by_id"], origin.changed)
         return MappingProxyType({n.id: n for n in self})
 
     @cached_property
     def cpu(self) -> Mapping[str, float]:
         """Node id -> its CPU, in table order."""
+        origin = self._origin("cpu")
+        if origin is not None:
+            return _updated(origin.lookups["cpu"], {i: n.cpu for i, n in origin.changed.items()})
         return MappingProxyType({n.id: n.cpu for n in self})
 
     @cached_property
     def memory(self) -> Mapping[str, float]:
         """Node id -> its memory (MB), in table order."""
+        origin = self._origin("memory")
+        if origin is not None:
+            changes = {i: n.memory_mb for i, n in origin.changed.items()}
+            return _updated(origin.lookups["memory"], changes)
         return MappingProxyType({n.id: n.memory_mb for n in self})
 
     @cached_property
@@ -334,14 +355,21 @@ class NodeTable(tuple[Node, ...]):
     def heap(self) -> tuple[tuple[float, str], ...]:
         """``(-cpu, id)`` of every node as a min-heap (:mod:`heapq`): the most spare CPU
         first, ties to the lower id, to start a node pool from. Sorted (a sorted list is a
-        heap, and :meth:`replaced` keeps it sorted in O(log n) per node) unless a CPU is
-        NaN, which has no order: then arranged by :func:`heapq.heapify`, as a node pool
+        heap, and a derived table keeps it sorted in O(log n) per node replaced) unless a CPU
+        is NaN, which has no order: then arranged by :func:`heapq.heapify`, as a node pool
         always did (``scheduler_py/algorithms/topdown/groups.py``)."""
+        origin = self._origin("heap")
+        if origin is not None and origin.lookups.get("_heap_sorted"):
+            heap = _reheaped(origin.lookups["heap"], origin.old.values(), origin.changed.values())
+            if heap is not None:
+                self.__dict__["_heap_sorted"] = True
+                return heap
         entries = [(-n.cpu, n.id) for n in self]
         if math.isnan(sum(map(itemgetter(0), entries))):  # capacities >= 0: no inf - inf
             heapify(entries)
         else:
             entries.sort()
+            self.__dict__["_heap_sorted"] = True
         return tuple(entries)
 
     @property
@@ -353,36 +381,77 @@ class NodeTable(tuple[Node, ...]):
     @cached_property
     def _usable(self) -> NodeTable | None:
         """``None`` when every node is usable (:attr:`usable` is then the table itself)."""
+        origin = self._origin("_usable")
+        if origin is not None:
+            old, changed = origin.old, origin.changed
+            if all((n.slots > 0) == (old[i].slots > 0) for i, n in changed.items()):
+                subset = origin.lookups["_usable"]  # the same nodes are usable
+                kept = [n for n in changed.values() if n.slots > 0]
+                return None if subset is None else subset.replaced(kept)
         usable = [n for n in self if n.slots > 0]
         return None if len(usable) == len(self) else NodeTable(usable)
 
+    def _origin(self, lookup: str) -> _Origin | None:
+        """What this table came from, when that table had computed ``lookup``; dropped once
+        every lookup that could use it is computed."""
+        own = self.__dict__
+        origin: _Origin | None = own.get("_from")
+        if origin is None:
+            return None
+        if all(name in own or name == lookup for name in self.DERIVED):
+            del own["_from"]
+        return origin if lookup in origin.lookups else None
+
+    @cached_property
+    def _token(self) -> object:
+        """Stands for this table in the tables :meth:`replaced` makes of it (which do not keep
+        it: :meth:`replaced_positions`)."""
+        return object()
+
+    def replaced_positions(self, other: NodeTable) -> tuple[int, ...] | None:
+        """The positions of the nodes replaced when this table was made by
+        ``other.replaced(…)``; ``None`` when it was not made so."""
+        made = self.__dict__.get("_replaced")
+        if made is None or made[0] is not other.__dict__.get("_token"):
+            return None
+        return made[1]
+
     def replaced(self, nodes: Iterable[Node]) -> NodeTable:
         """This table with each of ``nodes`` in place of the node of the same id (an unknown
-        id raises :class:`KeyError`); its lookups derived from this table's."""
+        id raises :class:`KeyError`); its lookups derived from this table's on first use."""
         changed = {node.id: node for node in nodes}
         if not changed:
             return self
         position = self.position
         items = list(self)
-        old = {nid: items[position[nid]] for nid in changed}
+        old = {}
         for nid, node in changed.items():
-            items[position[nid]] = node
+            index = position[nid]
+            old[nid] = items[index]
+            items[index] = node
         table = NodeTable(items)
         derived = table.__dict__
         derived["position"] = position
         derived["zeros"] = self.zeros  # the same ids
-        derived["by_id"] = _updated(self.by_id, changed)
-        derived["cpu"] = _updated(self.cpu, {nid: n.cpu for nid, n in changed.items()})
-        derived["memory"] = _updated(self.memory, {nid: n.memory_mb for nid, n in changed.items()})
-        if not math.isnan(sum(self.cpu.values())):  # this table's heap is sorted
-            heap = _reheaped(self.heap, old.values(), changed.values())
-            if heap is not None:
-                derived["heap"] = heap
-        if all((n.slots > 0) == (old[nid].slots > 0) for nid, n in changed.items()):
-            subset = self._usable  # the same nodes are usable
-            kept = [n for n in changed.values() if n.slots > 0]
-            derived["_usable"] = None if subset is None else subset.replaced(kept)
+        derived["_replaced"] = (self._token, tuple(position[nid] for nid in changed))
+        computed = self.__dict__
+        lookups = {name: computed[name] for name in self.DERIVED if name in computed}
+        if lookups:
+            lookups["_heap_sorted"] = computed.get("_heap_sorted", False)
+            derived["_from"] = _Origin(lookups, changed, old)
         return table
+
+
+@dataclass(frozen=True)
+class _Origin:
+    """What a :meth:`NodeTable.replaced` table came from: the lookups that table had computed
+    (:attr:`NodeTable.DERIVED`, and whether its heap is sorted), and the nodes replaced."""
+
+    lookups: Mapping[str, Any]
+    changed: Mapping[str, Node]
+    """node id -> the node in its place"""
+    old: Mapping[str, Node]
+    """node id -> the node replaced"""
 
 
 def _updated(mapping: Mapping[str, _V], changes: Mapping[str, _V]) -> Mapping[str, _V]:

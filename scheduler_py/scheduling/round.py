@@ -84,6 +84,8 @@ BOUND_SHARE = 0.5
 """of what is left of a topology's budget after planning, for its traffic bound (the gap)"""
 ROUND_BOUND_MIN_SECS = 0.002
 """the traffic bound may take as long as the planning did, and at least this long"""
+BOUND_FIELDS = ("bound", "gap", "bound_method", "bound_reason")
+"""the summary fields of :meth:`~scheduler_py.model.bound.TrafficBound.summary`"""
 ROUND_BOUND_PAIRS = 20_000
 """above this many communicating executor pairs a round reports no bound (listing the pairs
 alone would take longer than a round may; ``scheduler-py plan`` bounds any size)"""
@@ -358,13 +360,14 @@ def _place(
             runs.append(ExecutorRun(executor, *where))
             record_map[eid] = where
             storm_map[f"{key[0]}-{key[1]}"] = where
-    bound = _round_bound(problem, evaluation, _bound_budget(budget, planning_secs))
-    gap = bound.gap(evaluation.imc_gain)
-    against_bound = (
-        f" (gap ≤ {gap:.0%} to the bound {bound.value:.3g})"
-        if gap is not None and bound.value is not None
-        else ""
-    )
+    predicted = fastest.predicted_summary(outcome.placement.report)
+    bound: TrafficBound | None = None
+    against_bound = ""
+    if not predicted:  # traffic is the plan's objective: its gap belongs in Storm's status
+        bound = _round_bound(problem, evaluation, _bound_budget(budget, planning_secs))
+        gap = bound.gap(evaluation.imc_gain)
+        if gap is not None and bound.value is not None:
+            against_bound = f" (gap ≤ {gap:.0%} to the bound {bound.value:.3g})"
     reason = (
         f"placed by {outcome.algorithm} on {evaluation.nodes_used} node(s), {workers} "
         f"worker(s); collocated traffic {evaluation.imc_gain:.3g} of "
@@ -374,14 +377,13 @@ def _place(
     merged = placement.report.get("workers_merged")
     if merged:
         reason = f"{reason}; workers merged {merged} to meet topology.workers"
-    predicted = fastest.predicted_summary(outcome.placement.report)
     if predicted:
         reason = f"{reason}; {fastest.predicted_text(predicted)}"
     if outcome.note:
         reason = f"{outcome.note}; {reason}"
     ready = (
         evaluation.summary()
-        | bound.summary(evaluation.imc_gain)
+        | (bound.summary(evaluation.imc_gain) if bound is not None else {})
         | {"seconds": placement.report.get("seconds", 0.0), "costs": view.costs}
         | predicted
     )
@@ -389,9 +391,11 @@ def _place(
         ready["budget_note"] = outcome.note
     if merged:
         ready["workers_merged"] = merged
-    summary = DeferredSummary(
-        ready, ROUTING_FIELDS, functools.partial(routing_summary, problem, placement)
+    deferred = ROUTING_FIELDS if bound is not None else ROUTING_FIELDS + BOUND_FIELDS
+    later = functools.partial(
+        _deferred_fields, problem, placement, evaluation, bound, max(planning_secs, 0.0)
     )
+    summary = DeferredSummary(ready, deferred, later)
     return TopologyDecision(
         problem.topology.id,
         PLACE,
@@ -403,6 +407,24 @@ def _place(
         tuple(runs),
         placement,
     )
+
+
+def _deferred_fields(
+    problem: Problem,
+    placement: Placement,
+    evaluation: Evaluation,
+    bound: TrafficBound | None,
+    planning_secs: float,
+) -> dict[str, Any]:
+    """The summary fields computed on first read, after the reply has gone to Nimbus
+    (:class:`~scheduler_py.scheduling.routing.DeferredSummary`): the routing numbers, and the
+    traffic bound when the plan's objective is throughput (its status shows the predicted rate
+    instead; the bound may take as long as the planning did, as in :func:`_bound_budget`)."""
+    fields: dict[str, Any] = dict(routing_summary(problem, placement))
+    if bound is None:
+        longest = Budget.of(max(ROUND_BOUND_MIN_SECS, planning_secs))
+        fields |= _round_bound(problem, evaluation, longest).summary(evaluation.imc_gain)
+    return fields
 
 
 def _round_bound(problem: Problem, evaluation: Evaluation, budget: Budget) -> TrafficBound:
