@@ -161,3 +161,29 @@ def test_the_capacity_tracker_node_pool_and_plans_read_the_same_nodes(seed):
         assert dict(registry.run(algorithm, derived).node_of) == dict(
             registry.run(algorithm, computed).node_of
         ), algorithm
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_feasibility_is_judged_as_the_maxima_and_totals_say(seed):
+    """check_feasible's shortcut (one node holds everything) says what the full check says."""
+    rng = random.Random(seed)
+    table = NodeTable(_nodes(rng, rng.randint(4, 12)))
+    for _ in range(3):
+        table = table.replaced(_changed(rng, table))
+    cpu, memory = rng.choice([10.0, 100.0, 600.0, 5000.0]), rng.choice([100.0, 3000.0, 9000.0])
+    topology = Topology(
+        "t", (Component("a", 2, cpu, memory, is_spout=True), Component("b", 3, cpu, memory))
+    )
+    usable = [n for n in table if n.slots > 0]
+    executors = topology.executors
+    expected = bool(usable) and all(
+        max(getattr(e, need) for e in executors) <= max(getattr(n, have) for n in usable) + 1e-9
+        and sum(getattr(e, need) for e in executors) <= sum(getattr(n, have) for n in usable) + 1e-9
+        for need, have in (("cpu", "cpu"), ("memory_mb", "memory_mb"))
+    )
+    try:
+        check_feasible(Problem(table, topology))
+    except InfeasibleError:
+        assert not expected
+    else:
+        assert expected

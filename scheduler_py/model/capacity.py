@@ -88,9 +88,18 @@ def check_feasible(problem: Problem) -> None:
             resource="slots",
         )
     executors = topology.executors
+    cpu_needs, memory_needs = [e.cpu for e in executors], [e.memory_mb for e in executors]
+    freest = nodes[nodes.position[nodes.heap[0][1]]]  # the most CPU (the heap's top)
+    if (
+        min(cpu_needs, default=0.0) >= 0
+        and min(memory_needs, default=0.0) >= 0
+        and sum(cpu_needs) <= freest.cpu + EPSILON
+        and sum(memory_needs) <= freest.memory_mb + EPSILON
+    ):
+        return  # one node could hold it all (capacities are >= 0): the checks below pass
     cpu, memory = list(nodes.cpu.values()), list(nodes.memory.values())
-    _check_resource(problem, "cpu", "% CPU", cpu, [e.cpu for e in executors])
-    _check_resource(problem, "memory", " MB memory", memory, [e.memory_mb for e in executors])
+    _check_resource(problem, "cpu", "% CPU", cpu, cpu_needs)
+    _check_resource(problem, "memory", " MB memory", memory, memory_needs)
 
 
 def _check_resource(
