@@ -308,3 +308,18 @@ def test_a_replan_keeps_the_running_placement_when_nothing_beats_it() -> None:
     fixed = registry.run("throughput", Problem(small, topology, crowded), {"seconds": 5.0})
     assert fastest.RUNNING not in fixed.report["candidates"]
     assert fixed.report["chosen"] != fastest.RUNNING
+
+
+def test_the_status_names_the_bottleneck_by_host_and_the_summary_by_supervisor_id():
+    from scheduler_py.scheduling.round import RoundConfig
+    from tests.snapshots import answer, snapshot, supervisor, wordcount
+
+    supervisors = [supervisor(f"sup-{i}") for i in range(3)]
+    for index, one in enumerate(supervisors):
+        one.host = f"host{index}.example"
+    conf = {"scheduler.brain.algorithm": "throughput"}
+    _, decisions = answer(snapshot(supervisors, [wordcount(conf=conf)]), RoundConfig())
+    decision = decisions[0]
+    node, _, kind = decision.summary["bottleneck"].rpartition(" ")
+    assert node.startswith("sup-")
+    assert f"bottleneck host{node[4:]}.example {kind} (" in decision.reason

@@ -66,10 +66,13 @@ from scheduler_py.model.capacity import CapacityTracker
 from scheduler_py.model.cost import violations
 from scheduler_py.model.errors import BudgetExhaustedError, SchedulingError
 from scheduler_py.model.throughput import (
+    UNBOUNDED,
     Shape,
     Throughput,
     ThroughputInputs,
     measured_work_seconds,
+    rate_text,
+    renamed_bottleneck,
     throughput,
 )
 from scheduler_py.model.types import MBIT, Node, NodeTable, Placement, Problem
@@ -795,10 +798,10 @@ def _placement(
     """The canonical plan ``node_of`` on the problem's own node ids; the report's bottleneck
     and candidates' bottlenecks renamed too."""
     renamed = dict(report)
-    renamed["bottleneck"] = _renamed(str(report.get("bottleneck") or ""), back)
+    renamed["bottleneck"] = renamed_bottleneck(str(report.get("bottleneck") or ""), back)
     renamed["candidates"] = {
         name: (
-            entry | {"bottleneck": _renamed(str(entry["bottleneck"]), back)}
+            entry | {"bottleneck": renamed_bottleneck(str(entry["bottleneck"]), back)}
             if "bottleneck" in entry
             else entry
         )
@@ -880,7 +883,9 @@ def predicted_text(summary: Mapping[str, Any]) -> str:
     """One line for the decision's reason (Storm's status string): the predicted rate, the
     bottleneck and what the CPU per tuple and the link capacities rest on."""
     rate = summary.get("predicted_throughput")
-    shown = f"{rate:,.0f} spout tuples/s" if isinstance(rate, int | float) else "unbounded"
+    shown = rate_text(rate)
+    if shown != UNBOUNDED:
+        shown += " spout tuples/s"
     basis = "; ".join(
         str(summary[field])
         for field in ("work_costs", "link_capacities", "payload")
@@ -917,9 +922,3 @@ def predicted_rates(
         size: throughput(problem, placement, replace(inputs, payload_bytes=size), shape)
         for size in sizes
     }
-
-
-def _renamed(bottleneck: str, back: Mapping[str, str]) -> str:
-    """The bottleneck resource with the node's real id (racks keep their names)."""
-    resource, _, kind = bottleneck.rpartition(" ")
-    return f"{back.get(resource, resource)} {kind}" if resource else bottleneck

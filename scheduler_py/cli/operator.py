@@ -39,6 +39,7 @@ from scheduler_py.cli.cluster_options import (
 )
 from scheduler_py.cli.exit_codes import CONFIG, FAILED, OK, UNAVAILABLE, CommandError
 from scheduler_py.config import parse_key_values
+from scheduler_py.model.throughput import rate_text
 from scheduler_py.reconfig.history import TERMINAL
 from scheduler_py.service.auth import SECRET_ENV, SecretError, load_secret, secret_file
 from scheduler_py.service.client import (
@@ -207,8 +208,8 @@ def render_report(report: dict[str, Any]) -> str:
     if report.get("objective") == "throughput":
         ratio = report.get("predicted_ratio")
         lines.append(
-            f"  predicted throughput: {_rate(report.get('predicted_throughput_before'))} -> "
-            f"{_rate(report.get('predicted_throughput_after'))} spout tuples/s (bottleneck "
+            f"  predicted throughput: {rate_text(report.get('predicted_throughput_before'))} -> "
+            f"{rate_text(report.get('predicted_throughput_after'))} spout tuples/s (bottleneck "
             f"{report.get('bottleneck_before') or 'none'} -> "
             f"{report.get('bottleneck_after') or 'none'}); judged on it: at least "
             f"{f'x{ratio:.3g}' if isinstance(ratio, int | float) else 'unbounded'} over the "
@@ -219,10 +220,6 @@ def render_report(report: dict[str, Any]) -> str:
     if report.get("unchanged"):
         lines.append("  the new plan IS the running placement: nothing to change")
     return "\n".join(lines)
-
-
-def _rate(value: Any) -> str:
-    return f"{value:,.0f}" if isinstance(value, int | float) else "unbounded"
 
 
 def render_history(entries: list[dict[str, Any]]) -> str:

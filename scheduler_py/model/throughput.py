@@ -47,6 +47,7 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from scheduler_py.model.flows import component_order, flows
 from scheduler_py.model.types import Placement, Problem, Topology
@@ -655,3 +656,22 @@ def _widen(state: _Round, host: str) -> bool:
                 changed = True
                 break
     return changed
+
+
+def renamed_bottleneck(bottleneck: str, names: Mapping[str, str]) -> str:
+    """A bottleneck resource (``"<node> cpu"``, ``"<node> out"``, ``"<rack> uplink in"`` …)
+    with its node under the name ``names`` gives it (a canonical name's node id, a supervisor
+    id's host); a resource whose node ``names`` lacks, a rack's uplink, is kept as it is."""
+    resource, _, kind = bottleneck.rpartition(" ")
+    return f"{names.get(resource, resource)} {kind}" if resource else bottleneck
+
+
+def rate_text(rate: Any) -> str:
+    """A predicted spout rate for people: ``12,345``, or ``unbounded`` (no finite rate, as
+    the model and its JSON reports give it: ``inf`` or ``None``)."""
+    finite = isinstance(rate, int | float) and math.isfinite(rate)
+    return f"{rate:,.0f}" if finite else UNBOUNDED
+
+
+UNBOUNDED = "unbounded"
+""":func:`rate_text` of a rate no resource limits"""

@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any
 from scheduler_py.algorithms import fastest
 from scheduler_py.config import keys
 from scheduler_py.model.cost import Evaluation
+from scheduler_py.model.throughput import rate_text
 
 if TYPE_CHECKING:
     from scheduler_py.scheduling.proposal import PredictedRates
@@ -366,7 +367,7 @@ def _judge_rates(
     before, after = rates.shown()
     ratio = rates.ratio
     shown = (
-        f"predicted throughput {_rate(before.rate)} → {_rate(after.rate)} spout tuples/s "
+        f"predicted throughput {rate_text(before.rate)} → {rate_text(after.rate)} spout tuples/s "
         f"(bottleneck {before.bottleneck or 'none'} → {after.bottleneck or 'none'})"
     )
     if ratio > 1.0 + config.min_gain:
@@ -377,7 +378,3 @@ def _judge_rates(
         f"×{1.0 + config.min_gain:g} (1 + δ)",
         numbers,
     )
-
-
-def _rate(value: float) -> str:
-    return f"{value:,.0f}" if math.isfinite(value) else "unbounded"

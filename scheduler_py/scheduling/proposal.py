@@ -32,7 +32,7 @@ from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.cost import Evaluation
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.slots import restarted_workers
-from scheduler_py.model.throughput import Throughput
+from scheduler_py.model.throughput import Throughput, renamed_bottleneck
 from scheduler_py.model.types import Placement, WorkerSlot
 from scheduler_py.scheduling.planning import plan_within
 from scheduler_py.scheduling.state import StormPlacement
@@ -83,12 +83,6 @@ class PredictedRates:
             "bottleneck_after": after.bottleneck,
             "predicted_ratio": _finite_or_none(self.ratio),
         }
-
-
-def _on_host(bottleneck: str, hosts: Mapping[str, str]) -> str:
-    """``"<supervisor id> cpu"`` as ``"<host> cpu"`` (a rack's uplink keeps its name)."""
-    resource, _, kind = bottleneck.rpartition(" ")
-    return f"{hosts[resource]} {kind}" if resource in hosts else bottleneck
 
 
 def _ratio(before: float, after: float) -> float:
@@ -152,7 +146,7 @@ class Proposal:
     def _on_hosts(self, rates: Mapping[float, Throughput]) -> dict[float, Throughput]:
         """``rates`` with each bottleneck's supervisor id replaced by its host, for reports."""
         return {
-            size: replace(t, bottleneck=_on_host(t.bottleneck, self.hosts))
+            size: replace(t, bottleneck=renamed_bottleneck(t.bottleneck, self.hosts))
             for size, t in rates.items()
         }
 

@@ -58,6 +58,7 @@ from scheduler_py.model.bound import TrafficBound, traffic_bound
 from scheduler_py.model.budget import UNLIMITED, Budget
 from scheduler_py.model.cost import Evaluation, violations
 from scheduler_py.model.errors import InfeasibleError, SchedulingError
+from scheduler_py.model.throughput import renamed_bottleneck
 from scheduler_py.model.types import Placement, Problem
 from scheduler_py.scheduling.claims import Claims, NodeClaim, problem_usage
 from scheduler_py.scheduling.interfaces import ArmedPlan, CostSource
@@ -157,6 +158,8 @@ class RoundItem:
     armed: ArmedPlan | None = None
     executors: frozenset[tuple[int, int]] | None = None
     """the Storm executors, to check an armed plan against"""
+    hosts: Mapping[str, str] = field(default_factory=dict)
+    """supervisor id -> host, to name a plan's bottleneck by host in Storm's status"""
 
 
 def round_budget(state: ClusterState | None, config: RoundConfig) -> Budget:
@@ -175,12 +178,14 @@ def plan_round(
     """One decision per topology of ``state``, in ``state``'s order."""
     armed = armed or {}
     supervisors = supervisors_of(state)
+    hosts = {s.id: s.host for s in state.supervisors}
     items = [
         RoundItem(
             topology.id,
             _storm_builder(state, topology, config.costs, supervisors),
             armed.get(topology.id),
             frozenset(e.key for e in topology.executors) if topology.id in armed else None,
+            hosts,
         )
         for topology in state.topologies
     ]
@@ -234,7 +239,7 @@ def _run_items(
         if decision is None:
             decision = _kept(view, config.keep)
         if decision is None:
-            decision = _plan(view, config, budget, len(order) - position, worker)
+            decision = _plan(view, config, budget, len(order) - position, worker, item.hosts)
         last = position == len(order) - 1  # no topology after it would see its claims
         if decision.plan is not None and decision.decision == PLACE and not last:
             # in Storm's accounting (declared resources), as the available capacity is
@@ -306,6 +311,7 @@ def _plan(
     round_left: Budget,
     topologies_left: int,
     worker: PlanningWorker,
+    hosts: Mapping[str, str],
 ) -> TopologyDecision:
     topology_id = view.topology_id
     algorithm = ""
@@ -313,12 +319,13 @@ def _plan(
         algorithm, params = choose_algorithm(view.conf, config)
         budget = _share(round_left, topologies_left, view.conf)
         try:
-            return _place(view, config, algorithm, params, budget, worker)
+            return _place(view, config, algorithm, params, budget, worker, hosts)
         except PlanRejected as rejected:
             if view.declared is None:
                 raise
             log.info("topology %s: planning on declared costs instead: %s", topology_id, rejected)
-            return _place(declared_view(view, rejected), config, algorithm, params, budget, worker)
+            replanned = declared_view(view, rejected)
+            return _place(replanned, config, algorithm, params, budget, worker, hosts)
     except SchedulingError as error:
         reason = f"{algorithm}: {error}" if algorithm else str(error)
         log.warning("topology %s left to Storm: %s", topology_id, reason)
@@ -338,6 +345,7 @@ def _place(
     params: Mapping[str, Any],
     budget: Budget,
     worker: PlanningWorker,
+    hosts: Mapping[str, str],
 ) -> TopologyDecision:
     problem = view.problem
     started = time.perf_counter()
@@ -377,8 +385,9 @@ def _place(
     merged = placement.report.get("workers_merged")
     if merged:
         reason = f"{reason}; workers merged {merged} to meet topology.workers"
-    if predicted:
-        reason = f"{reason}; {fastest.predicted_text(predicted)}"
+    if predicted:  # the bottleneck by host in the status (the summary keeps the node id)
+        on_host = renamed_bottleneck(str(predicted.get("bottleneck") or ""), hosts)
+        reason = f"{reason}; {fastest.predicted_text(predicted | {'bottleneck': on_host})}"
     if outcome.note:
         reason = f"{outcome.note}; {reason}"
     ready = (
