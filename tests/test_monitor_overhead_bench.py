@@ -185,17 +185,18 @@ def test_emulated_hosts_put_both_clusters_on_six_hosts_and_the_word_count_on_six
     settings = {"algorithm": "tdls", "worker_childopts": "", "hosts": hosts_setting("Emulated")}
     assert variant_conf("B", settings, tmp_path)["topology.workers"] == 6
     assert variant_conf("R", settings, tmp_path)["topology.workers"] == 6
-    clusters = _clusters(tmp_path, variant_order("ABXR"), C2_CHILDOPTS, "emulated")
+    clusters = _clusters(tmp_path, variant_order("ABXR"), "c2", "emulated")
     assert set(clusters) == {"ours", "peer"}
     for cluster in clusters.values():
         assert cluster.env["EMU_HOSTS"] == "6" and cluster.env["EMU_HOST_CPU"] == "0.5"
+        assert cluster.env["STORM_WORKER_CHILDOPTS"] == C2_CHILDOPTS
     # distinct port offsets give each cluster its own /21 of 198.18.0.0/15 (cluster-common.sh)
     assert (
         clusters["ours"].env["CLUSTER_PORT_OFFSET"] != clusters["peer"].env["CLUSTER_PORT_OFFSET"]
     )
     local = {"algorithm": "tdls", "worker_childopts": "", "hosts": hosts_setting("local")}
     assert variant_conf("B", local, tmp_path)["topology.workers"] == 3
-    plain = _clusters(tmp_path, ["A"], None, "local")["ours"].env
+    plain = _clusters(tmp_path, ["A"], "c1", "local")["ours"].env
     assert plain.get("EMU_HOSTS", "0") == os.environ.get("EMU_HOSTS", "0")
 
 

@@ -107,7 +107,6 @@ from scheduler_py.bench.local_cluster import (
     aligned_counts,
     mean,
     step_rate,
-    worker_childopts,
 )
 from scheduler_py.bench.monitor_overhead import histogram_delta, percentile, read_histograms
 from scheduler_py.bench.registry import BenchOptions, seconds_setting
@@ -175,9 +174,7 @@ class _BenchCluster(LocalCluster):
             self.env["STORM_SUPERVISORS"] = supervisors
         if brain_args:  # `scheduler-py serve` options (deploy/cluster-up.sh, BRAIN_ARGS)
             self.env["BRAIN_ARGS"] = brain_args
-        childopts = worker_childopts(compiler)
-        if childopts is not None:
-            self.env["STORM_WORKER_CHILDOPTS"] = childopts
+        self.use_compiler(compiler)
         self.spec = spec
         self.spout_components: tuple[str, ...] = ()
         self.hosts: EmulatedHosts | None = None

@@ -170,6 +170,13 @@ class LocalCluster:
         """topology name → the spout whose acked counts make its throughput"""
         self.aggregation: subprocess.Popen[bytes] | None = None
 
+    def use_compiler(self, compiler: str) -> None:
+        """Start worker JVMs with ``compiler`` (``c2`` or ``c1``, :func:`worker_childopts`):
+        ``STORM_WORKER_CHILDOPTS`` for ``c2``, cluster-up's own default for ``c1``."""
+        childopts = worker_childopts(compiler)
+        if childopts is not None:
+            self.env["STORM_WORKER_CHILDOPTS"] = childopts
+
     def up(self) -> None:
         from scheduler_py.nimbus import NimbusCtl
 

@@ -64,6 +64,7 @@ from typing import Any
 
 from scheduler_py.bench import report
 from scheduler_py.bench.local_cluster import (
+    COMPILERS,
     LocalCluster,
     Timing,
     aligned_counts,
@@ -72,7 +73,6 @@ from scheduler_py.bench.local_cluster import (
     step_rate,
     tree_cpu_seconds,
     value_range,
-    worker_childopts,
 )
 from scheduler_py.bench.registry import BenchOptions, SettingError, seconds_setting
 from scheduler_py.bench.report import Table, fmt, pct
@@ -307,7 +307,7 @@ def deadline(text: str, now: float | None = None) -> float | None:
 
 
 def _clusters(
-    scratch: Path, order: Sequence[str], childopts: str | None, hosts: str
+    scratch: Path, order: Sequence[str], compiler: str, hosts: str
 ) -> dict[str, LocalCluster]:
     ours = LocalCluster(scratch / "cluster")
     clusters = {"ours": ours}
@@ -320,8 +320,7 @@ def _clusters(
         )
         clusters["peer"] = peer
     for cluster in clusters.values():
-        if childopts is not None:
-            cluster.env["STORM_WORKER_CHILDOPTS"] = childopts
+        cluster.use_compiler(compiler)
         cluster.env.update(HOSTS[hosts][0])
     return clusters
 
@@ -339,7 +338,8 @@ def run(options: BenchOptions) -> None:
         ),
     }
     settings["deadline"] = deadline(str(extra.get("deadline", "")))
-    childopts = worker_childopts(settings["compiler"])
+    if settings["compiler"] not in COMPILERS:
+        raise ValueError(f"compiler expects {' or '.join(COMPILERS)}, got {settings['compiler']!r}")
     order = variant_order(extra.get("order", QUICK_ORDER if options.quick else ORDER))
 
     report.title("Monitoring overhead (worker monitor + ZooKeeper + aggregation) vs RAS", PAPER)
@@ -359,7 +359,7 @@ def run(options: BenchOptions) -> None:
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="monitor-overhead-") as tmp:
         scratch = Path(tmp)
-        clusters = _clusters(scratch, order, childopts, settings["hosts"])
+        clusters = _clusters(scratch, order, settings["compiler"], settings["hosts"])
         try:
             for cluster in clusters.values():
                 cluster.up()
