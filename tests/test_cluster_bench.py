@@ -446,6 +446,8 @@ def test_adaptive_conf_places_with_even_and_monitors_itself() -> None:
     assert _settings(BenchOptions(extra={"adaptive_algorithm": "tdls"}))["adaptive_algorithm"] == (
         "tdls"
     )
+    placed = _settings(BenchOptions(extra={"adaptive_placed_by": "td"}))["adaptive_placed_by"]
+    assert adaptive.topology_conf("throughput", placed)["scheduler.brain.algorithm"] == "td"
 
 
 def test_adaptive_follow_samples_until_the_reconfiguration_has_settled() -> None:

@@ -53,7 +53,8 @@ the JVM's default that operators run, or ``c1``: ``deploy/cluster-up.sh``'s quic
 default, ras-default, brain:locality × load-aware on × 2 repetitions, shorter intervals.
 ``brain:adaptive`` (:mod:`scheduler_py.bench.cluster_adaptive`): placed by ``even``, re-placed
 by the monitor, the aggregation and the trigger while it runs; ``adaptive_algorithm``
-(``locality``) is its re-plans' algorithm. ``brain:default``: the brain with nothing set per
+(``locality``) is its re-plans' algorithm, ``adaptive_placed_by`` (``even``) its first
+placement's. ``brain:default``: the brain with nothing set per
 topology (the service's default algorithm); ``brain_args`` passes ``scheduler-py serve``
 options to the brain (e.g. ``--algorithm throughput --param host_mbit=100``: a network the
 service is told once). Every run's placement is predicted by the throughput model
@@ -402,7 +403,11 @@ def _measure(
             if cluster.hosts is not None
             else {}
         ),
-        **(adaptive.topology_conf(settings["adaptive_algorithm"]) if spec.adaptive else {}),
+        **(
+            adaptive.topology_conf(settings["adaptive_algorithm"], settings["adaptive_placed_by"])
+            if spec.adaptive
+            else {}
+        ),
         "topology.disable.loadaware.messaging": not key.loadaware,
         "bench.latency.dir": str(latency_dir),
     }
@@ -725,7 +730,8 @@ def _settings(options: BenchOptions) -> dict[str, Any]:
     known = {
         "topologies", "schedulers", "loadaware", "repetitions", "warmup", "interval",
         "order", "emulation", "monitor", "supervisors", "cluster_dir", "port_offset",
-        "ready_timeout", "restart", "workers", "adaptive_algorithm", "brain_args", "compiler",
+        "ready_timeout", "restart", "workers", "adaptive_algorithm", "adaptive_placed_by",
+        "brain_args", "compiler",
         *(k.lower() for k in EMU_KEYS),
     }  # fmt: skip
     unknown = sorted(set(extra) - known)
@@ -763,6 +769,7 @@ def _settings(options: BenchOptions) -> dict[str, Any]:
         "monitor": extra.get("monitor", "no").lower() in ("yes", "on", "true", "1"),
         "workers": _positive_int(extra, "workers"),
         "adaptive_algorithm": extra.get("adaptive_algorithm", adaptive.REPLAN_ALGORITHM),
+        "adaptive_placed_by": extra.get("adaptive_placed_by", adaptive.PLACED_BY),
         "brain_args": extra.get("brain_args", ""),
         "compiler": compiler,
         "supervisors": extra.get("supervisors"),

@@ -1,6 +1,7 @@
 """``brain:adaptive`` in ``scheduler-py bench cluster``: a topology placed
-by ``even``, then re-placed while it runs by the worker monitor, the aggregation and the
-brain's reconfiguration controller — the whole adaptive path, nothing called by hand.
+by ``even`` (``--set adaptive_placed_by=`` names another algorithm), then re-placed while
+it runs by the worker monitor, the aggregation and the brain's reconfiguration controller —
+the whole adaptive path, nothing called by hand.
 
 The run: the aggregation (``scheduler-py aggregate --every 10 --window 20s``) starts before
 the submission and stops after the kill; the topology carries the monitor's hooks in its own
@@ -26,6 +27,9 @@ from scheduler_py.bench.cluster_runs import best_brain
 
 ADAPTIVE = "brain:adaptive"
 PLACED_BY = "even"
+"""what places the adaptive run's topology first; ``--set adaptive_placed_by=`` changes it
+(``td``, say: a plan the throughput model rates low on Linear, so that a ``throughput``
+re-plan has something to gain)"""
 REPLAN_ALGORITHM = "locality"
 """Re-plans of the adaptive run: the best static brain placement with Storm's default
 load-aware messaging in this benchmark (docs/evaluation.md, "Evaluation on an emulated network");
@@ -55,10 +59,11 @@ History = Callable[[], Sequence[Mapping[str, Any]]]
 Clock = Callable[[], float]
 
 
-def topology_conf(algorithm: str) -> dict[str, object]:
-    """The adaptive run's own conf on top of the benchmark's."""
+def topology_conf(algorithm: str, placed_by: str = PLACED_BY) -> dict[str, object]:
+    """The adaptive run's own conf on top of the benchmark's: placed by ``placed_by``,
+    re-planned by ``algorithm``."""
     return {
-        "scheduler.brain.algorithm": PLACED_BY,
+        "scheduler.brain.algorithm": placed_by,
         "scheduler.reconfig.algorithm": algorithm,
         **MONITOR_CONF,
         **RECONFIG_CONF,
