@@ -341,6 +341,37 @@ def test_a_replan_on_measured_costs_also_fits_what_storm_accounts():
     assert all(load[s] <= capacity[s] for s in load), load
 
 
+class MeasuredPerTuple(LightMeasurements):
+    """10 % CPU measured per executor and 100 tuples/s from a to b: 1 ms of CPU per tuple."""
+
+    def costs_for(self, topology, storm_executor, conf):
+        measured = {e.id: 10.0 for e in topology.executors}
+        pairs = {("a#0", "b#0"): 100.0}
+        replaced = dataclasses.replace(topology, executor_cpu=measured, pair_traffic=pairs)
+        return replaced, "measured (test)"
+
+
+def test_declared_costs_in_place_of_measured_ones_keep_the_measured_cpu_per_tuple():
+    """Storm accounts declared resources, so a plan that breaks them is made again on them;
+    what a tuple costs was still measured, and the throughput model scores on that."""
+    from scheduler_py.algorithms.fastest import model_inputs
+    from scheduler_py.model.throughput import measured_work_seconds
+    from scheduler_py.scheduling.verified import declared_view
+
+    topo = chain({"a": (1, 60.0), "b": (1, 60.0)}, [(1, "s1", 6700), (2, "s2", 6700)], workers=2)
+    view = view_of(cluster({"s1": 100.0, "s2": 100.0}, [topo]), costs=MeasuredPerTuple())
+    measured = measured_work_seconds(view.problem.topology)
+    assert measured == {"a": 0.001, "b": 0.001}
+    declared = declared_view(view, PlanRejected("a test"))
+    topology = declared.problem.topology
+    assert not topology.executor_cpu and not topology.pair_traffic  # Storm's accounting
+    assert [e.cpu for e in topology.executors] == [60.0, 60.0]
+    assert topology.work_seconds == measured  # what a tuple costs
+    assert declared.costs.endswith("measured CPU per tuple kept")
+    _, basis = model_inputs(declared.problem, True, 4096.0, 0.5)
+    assert basis == "measured CPU per tuple"
+
+
 def test_a_replans_algorithm_is_chosen_by_the_round_not_overridden():
     """The controller asks round.choose_algorithm for a re-plan's algorithm: a requested one
     replaces the topology's own, with the service's parameters for it (not the topology's,

@@ -148,7 +148,11 @@ class Throughput:
 def measured_work_seconds(topology: Topology) -> dict[str, float]:
     """Per component, the measured CPU seconds per tuple it handles: its executors' measured
     CPU (% of a core) over the tuples/s they receive (emit, for a spout) in the measured pair
-    traffic — only where both were measured (pair traffic in tuples/s)."""
+    traffic — only where both were measured (pair traffic in tuples/s); what the topology
+    kept of them (:attr:`~scheduler_py.model.types.Topology.work_seconds`) when they were
+    replaced by its declared resources."""
+    if topology.work_seconds:
+        return dict(topology.work_seconds)
     if not topology.executor_cpu or not topology.pair_traffic:
         return {}
     component = {e.id: e.component for e in topology.executors}

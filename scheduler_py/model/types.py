@@ -143,12 +143,19 @@ class Topology:
     name: str = ""
     executor_cpu: Mapping[str, float] = field(default_factory=dict)
     pair_traffic: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    work_seconds: Mapping[str, float] = field(default_factory=dict)
+    """component -> measured CPU seconds per tuple it handles, kept for the throughput model
+    when the executors' measured CPU and traffic are replaced by their declared resources
+    (``scheduler_py/scheduling/verified.py``, ``declared_view``); empty: derived from
+    ``executor_cpu`` and ``pair_traffic`` where both were measured
+    (:func:`~scheduler_py.model.throughput.measured_work_seconds`)"""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "components", tuple(self.components))
         object.__setattr__(self, "edges", tuple(self.edges))
         object.__setattr__(self, "executor_cpu", _frozen_map(self.executor_cpu))
         object.__setattr__(self, "pair_traffic", _frozen_map(self.pair_traffic))
+        object.__setattr__(self, "work_seconds", _frozen_map(self.work_seconds))
         ids = [c.id for c in self.components]
         if len(set(ids)) != len(ids):
             raise ValueError(f"topology {self.id!r}: duplicate component ids in {ids}")

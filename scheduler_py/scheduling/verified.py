@@ -39,6 +39,7 @@ from scheduler_py.model.cost import Evaluation, evaluate, violations
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.loadaware import crossing_traffic, crossing_workers, loadaware_pair_traffic
 from scheduler_py.model.slots import assign_slots, relabel_nodes
+from scheduler_py.model.throughput import measured_work_seconds
 from scheduler_py.model.types import Placement, Problem, WorkerSlot
 from scheduler_py.scheduling.consolidation import within_workers, worker_count
 from scheduler_py.scheduling.state import StormPlacement
@@ -207,10 +208,16 @@ def checked(view: TopologyView, placement: Placement) -> VerifiedPlan:
 def declared_view(view: TopologyView, why: Exception) -> TopologyView:
     """``view`` with the topology's declared resources and uniform traffic in place of its
     measured costs, on the same nodes (a round plans again on it when a plan on the measured
-    costs does not fit the declared resources, :func:`verify`)."""
+    costs does not fit the declared resources, :func:`verify`). The measured CPU per tuple
+    stays (:attr:`~scheduler_py.model.types.Topology.work_seconds`): the declared resources
+    are what Storm accounts, not what a tuple costs, and the throughput model scores plans on
+    the latter."""
     assert view.declared is not None
-    problem = Problem(view.problem.nodes, view.declared.topology, view.problem.current)
-    note = f"declared (the plan on measured costs did not fit: {why})"
+    work = measured_work_seconds(view.problem.topology)
+    topology = replace(view.declared.topology, work_seconds=work)
+    problem = Problem(view.problem.nodes, topology, view.problem.current)
+    kept = "; measured CPU per tuple kept" if work else ""
+    note = f"declared (the plan on measured costs did not fit: {why}){kept}"
     return replace(view, problem=problem, declared=None, costs=note)
 
 
