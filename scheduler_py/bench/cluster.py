@@ -106,6 +106,7 @@ from scheduler_py.bench.local_cluster import (
     COMPILERS,
     LocalCluster,
     aligned_counts,
+    compiler_setting,
     mean,
     step_rate,
 )
@@ -743,9 +744,7 @@ def _settings(options: BenchOptions) -> dict[str, Any]:
     restart = extra.get("restart", "nimbus")
     if restart not in ("nimbus", "cluster", "run"):
         raise ValueError(f"restart expects nimbus, cluster or run, got {restart!r}")
-    compiler = extra.get("compiler", COMPILERS[0]).lower()
-    if compiler not in COMPILERS:
-        raise ValueError(f"compiler expects {' or '.join(COMPILERS)}, got {compiler!r}")
+    compiler = compiler_setting(extra)
     order = extra.get("order", "serpentine")
     if order not in ("serpentine", "cycle"):
         raise ValueError(f"order expects serpentine or cycle, got {order!r}")

@@ -59,6 +59,14 @@ Sample = tuple[float, Mapping[str, int]]
 # --------------------------------------------------------------------------- pure helpers
 
 
+def compiler_setting(extra: Mapping[str, Any]) -> str:
+    """``--set compiler=`` of a cluster benchmark (:data:`COMPILERS`, the first by default)."""
+    compiler = str(extra.get("compiler", COMPILERS[0])).lower()
+    if compiler not in COMPILERS:
+        raise ValueError(f"compiler expects {' or '.join(COMPILERS)}, got {compiler!r}")
+    return compiler
+
+
 def worker_childopts(compiler: str) -> str | None:
     """``STORM_WORKER_CHILDOPTS`` for a benchmark's clusters: :data:`C2_CHILDOPTS` for
     ``c2``, ``None`` (cluster-up's C1-only default) for ``c1``."""

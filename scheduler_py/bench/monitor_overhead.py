@@ -64,10 +64,10 @@ from typing import Any
 
 from scheduler_py.bench import report
 from scheduler_py.bench.local_cluster import (
-    COMPILERS,
     LocalCluster,
     Timing,
     aligned_counts,
+    compiler_setting,
     mean,
     median,
     step_rate,
@@ -330,7 +330,7 @@ def run(options: BenchOptions) -> None:
     settings = {
         **TIMING.settings(options),
         "every": extra.get("every", EVERY),
-        "compiler": str(extra.get("compiler", "c2")).lower(),
+        "compiler": compiler_setting(extra),
         "worker_childopts": str(extra.get("worker_childopts", "")),
         "hosts": hosts_setting(str(extra.get("hosts", "local"))),
         "aggregation_warmup": seconds_setting(
@@ -338,8 +338,6 @@ def run(options: BenchOptions) -> None:
         ),
     }
     settings["deadline"] = deadline(str(extra.get("deadline", "")))
-    if settings["compiler"] not in COMPILERS:
-        raise ValueError(f"compiler expects {' or '.join(COMPILERS)}, got {settings['compiler']!r}")
     order = variant_order(extra.get("order", QUICK_ORDER if options.quick else ORDER))
 
     report.title("Monitoring overhead (worker monitor + ZooKeeper + aggregation) vs RAS", PAPER)

@@ -155,7 +155,7 @@ def measured_work_seconds(topology: Topology) -> dict[str, float]:
         return dict(topology.work_seconds)
     if not topology.executor_cpu or not topology.pair_traffic:
         return {}
-    component = {e.id: e.component for e in topology.executors}
+    component = topology.component_of_executor
     received: dict[str, float] = defaultdict(float)
     sent: dict[str, float] = defaultdict(float)
     for src, dst, rate in topology.pair_traffics():

@@ -158,8 +158,6 @@ class RoundItem:
     armed: ArmedPlan | None = None
     executors: frozenset[tuple[int, int]] | None = None
     """the Storm executors, to check an armed plan against"""
-    hosts: Mapping[str, str] = field(default_factory=dict)
-    """supervisor id -> host, to name a plan's bottleneck by host in Storm's status"""
 
 
 def round_budget(state: ClusterState | None, config: RoundConfig) -> Budget:
@@ -178,18 +176,17 @@ def plan_round(
     """One decision per topology of ``state``, in ``state``'s order."""
     armed = armed or {}
     supervisors = supervisors_of(state)
-    hosts = {s.id: s.host for s in state.supervisors}
     items = [
         RoundItem(
             topology.id,
             _storm_builder(state, topology, config.costs, supervisors),
             armed.get(topology.id),
             frozenset(e.key for e in topology.executors) if topology.id in armed else None,
-            hosts,
         )
         for topology in state.topologies
     ]
-    decisions = run_round(items, config, budget or round_budget(state, config))
+    hosts = {s.id: s.host for s in state.supervisors}
+    decisions = run_round(items, config, budget or round_budget(state, config), hosts)
     return decisions + [
         TopologyDecision(topology_id, LEAVE, "", f"cannot read topology: {reason}")
         for topology_id, reason in state.rejected.items()
@@ -206,19 +203,27 @@ def _storm_builder(
 
 
 def run_round(
-    items: Sequence[RoundItem], config: RoundConfig, budget: Budget = UNLIMITED
+    items: Sequence[RoundItem],
+    config: RoundConfig,
+    budget: Budget = UNLIMITED,
+    hosts: Mapping[str, str] | None = None,
 ) -> list[TopologyDecision]:
-    """The loop of the module docstring over ``items``, in their order."""
+    """The loop of the module docstring over ``items``, in their order; ``hosts``
+    (supervisor id -> host) names a plan's bottleneck by host in Storm's status."""
     if config.keep not in KEEP_MODES:
         raise SchedulingError(f"keep must be one of {KEEP_MODES}, found {config.keep!r}")
     # a process's first round imports every algorithm (about 0.2 s): not in a topology's share
     registry.algorithms()
     with PlanningWorker() as worker:
-        return _run_items(items, config, budget, worker)
+        return _run_items(items, config, budget, worker, hosts or {})
 
 
 def _run_items(
-    items: Sequence[RoundItem], config: RoundConfig, budget: Budget, worker: PlanningWorker
+    items: Sequence[RoundItem],
+    config: RoundConfig,
+    budget: Budget,
+    worker: PlanningWorker,
+    hosts: Mapping[str, str],
 ) -> list[TopologyDecision]:
     """Topologies with an armed plan first — their plans claim their capacity before any
     other topology is planned — then the others in order; decisions in ``items``' order."""
@@ -239,7 +244,7 @@ def _run_items(
         if decision is None:
             decision = _kept(view, config.keep)
         if decision is None:
-            decision = _plan(view, config, budget, len(order) - position, worker, item.hosts)
+            decision = _plan(view, config, budget, len(order) - position, worker, hosts)
         last = position == len(order) - 1  # no topology after it would see its claims
         if decision.plan is not None and decision.decision == PLACE and not last:
             # in Storm's accounting (declared resources), as the available capacity is
@@ -402,7 +407,7 @@ def _place(
         ready["workers_merged"] = merged
     deferred = ROUTING_FIELDS if bound is not None else ROUTING_FIELDS + BOUND_FIELDS
     later = functools.partial(
-        _deferred_fields, problem, placement, evaluation, bound, max(planning_secs, 0.0)
+        _deferred_fields, problem, placement, evaluation, bound, planning_secs
     )
     summary = DeferredSummary(ready, deferred, later)
     return TopologyDecision(
