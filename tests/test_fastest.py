@@ -15,6 +15,7 @@ from scheduler_py.algorithms.fastest import (
     PAYLOAD_HYPOTHESES,
     _named,
     _node_key,
+    _unordered,
     canonical_problem,
     conf_params,
     model_inputs,
@@ -23,7 +24,15 @@ from scheduler_py.algorithms.fastest import (
 from scheduler_py.bench.cluster_links import model_topology
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.throughput import throughput
-from scheduler_py.model.types import Component, Edge, Node, Placement, Problem, Topology
+from scheduler_py.model.types import (
+    Component,
+    Edge,
+    Node,
+    NodeTable,
+    Placement,
+    Problem,
+    Topology,
+)
 
 EMULATED = {"payload_bytes": 8192.0, "host_mbit": 100.0, "max_spout_pending": 1000}
 """the emulated network of ``README.md`` ("Evaluation on an emulated network")"""
@@ -203,6 +212,36 @@ def test_copies_of_a_topology_on_fresh_nodes_are_planned_once() -> None:
     assert "remembered" not in replan.report
 
 
+def test_a_remembered_plan_is_recalled_without_a_planning_thread() -> None:
+    from scheduler_py.model.budget import Budget
+    from scheduler_py.scheduling.planning import PlanningWorker, plan_within
+
+    nodes = tuple(Node(f"r{i:03d}", 400.0, slots=4, rack="r") for i in range(60))
+    topology = dataclasses.replace(model_topology("linear"), id="recall-1")
+    params = {"seconds": 5.0, "host_mbit": 250.0}
+    assert registry.recall("throughput", Problem(nodes, topology), params) is None
+    assert registry.recall("td", Problem(nodes, topology), {}) is None  # remembers nothing
+    with PlanningWorker() as worker:
+        first = plan_within(Problem(nodes, topology), "throughput", params, Budget.of(5.0),
+                            worker=worker)  # fmt: skip
+        assert worker.threads_started == 1
+    # the same problem under other node ids: recalled in the caller's thread, verified
+    renamed = tuple(dataclasses.replace(n, id=f"x{n.id}") for n in nodes)
+    with PlanningWorker() as worker:
+        again = plan_within(Problem(renamed, topology), "throughput", params, Budget.of(5.0),
+                            worker=worker)  # fmt: skip
+        assert worker.threads_started == 0
+    assert again.placement.report.get("remembered") is True
+    assert again.placement.algorithm == "throughput"
+    assert {e: f"x{n}" for e, n in first.placement.node_of.items()} == dict(again.placement.node_of)
+    # other parameters are another plan; unknown names and parameters fail as a plan would
+    assert registry.recall("throughput", Problem(renamed, topology), {"host_mbit": 90.0}) is None
+    with pytest.raises(SchedulingError, match="unknown algorithm"):
+        registry.recall("no-such", Problem(renamed, topology), {})
+    with pytest.raises(SchedulingError, match="no parameter"):
+        registry.recall("throughput", Problem(renamed, topology), {"speed": 1})
+
+
 def test_bench_cluster_tells_throughput_the_emulated_network() -> None:
     from scheduler_py.bench.cluster_runs import network_conf, scheduler_spec
 
@@ -274,6 +313,17 @@ def test_canonical_problem_is_the_shortlist_of_a_fresh_sort(
     assert [(n.cpu, n.slots, n.memory_mb, n.rack) for n in canonical.nodes] == [
         (n.cpu, n.slots, n.memory_mb, n.rack) for n in expected
     ]
+
+
+@pytest.mark.parametrize("field", ["cpu", "memory_mb", "bandwidth", "speed", "rack_uplink"])
+def test_a_node_with_a_nan_field_has_no_place_in_the_kept_order(field: str) -> None:
+    nodes = [Node(f"s{i}", 400.0 - i, slots=4, memory_mb=4096.0, rack="r") for i in range(6)]
+    assert not any(_unordered(_node_key(n)) for n in nodes)
+    nodes[2] = dataclasses.replace(nodes[2], **{field: float("nan")})
+    assert _unordered(_node_key(nodes[2]))
+    # the order is sorted afresh, as sorted() orders it, rather than updated
+    ordered = fastest._ORDER.ordered(NodeTable(nodes))
+    assert {n.id for n in ordered} == {n.id for n in nodes}
 
 
 def test_a_renamed_node_keeps_every_field_but_its_id() -> None:

@@ -257,8 +257,9 @@ class _CanonicalOrder:
 
 
 def _unordered(key: tuple) -> bool:
-    """Whether a node's key has a NaN (no place in a sorted order)."""
-    return any(isinstance(part, float) and math.isnan(part) for part in key)
+    """Whether a node's key has a NaN (no place in a sorted order): the one value not equal
+    to itself (the key's parts are strings and numbers)."""
+    return any(part != part for part in key)
 
 
 _ORDER = _CanonicalOrder()
@@ -652,6 +653,39 @@ def _payload_text(sizes: tuple[float, ...], regret: float) -> str:
     )
 
 
+def recall(
+    problem: Problem,
+    *,
+    loadaware: bool = True,
+    payload_bytes: float = UNKNOWN_PAYLOAD,
+    rack_link: float = DEFAULT_RACK_LINK,
+    host_mbit: float = DEFAULT_HOST_MBIT,
+    max_spout_pending: int = 0,
+    seconds: float = DEFAULT_SECONDS,
+    candidates: str = ",".join(CANDIDATES),
+) -> Placement | None:
+    """The plan :func:`plan` remembered for ``problem`` with these parameters (the memo of
+    the module docstring), or ``None``: a lookup that plans nothing, so a round makes it in
+    its own thread (:func:`~scheduler_py.algorithms.registry.recall`). ``seconds`` is a
+    budget, not something a plan depends on; parameters :func:`plan` refuses were never
+    remembered."""
+    names = tuple(n.strip() for n in candidates.split(",") if n.strip())
+    ordered = canonical_nodes(problem)
+    params = (loadaware, payload_bytes, rack_link, host_mbit, max_spout_pending, names)
+    return _remembered(problem, ordered, _memo_key(problem, ordered, params))
+
+
+def _remembered(problem: Problem, ordered: list[Node], memo_key: tuple | None) -> Placement | None:
+    """The memo's plan for ``memo_key`` on ``problem``'s own node ids, or ``None``; the
+    canonical names are the positions in ``ordered``, so no node is renamed."""
+    remembered = _MEMO.get(memo_key) if memo_key is not None else None
+    if remembered is None:
+        return None
+    node_of, report = remembered
+    back = dict(zip(_canonical_names(len(ordered)), (n.id for n in ordered), strict=True))
+    return _placement(problem, node_of, report | {"remembered": True}, back)
+
+
 @registry.register(
     NAME,
     paper="ours: the highest predicted throughput under Storm's routing "
@@ -672,6 +706,7 @@ def _payload_text(sizes: tuple[float, ...], regret: float) -> str:
         "seconds": (DEFAULT_SECONDS, "the most time per topology, within the round's share"),
         "candidates": (",".join(CANDIDATES), "comma-separated algorithms to score, in order"),
     },
+    recall=recall,
 )
 def plan(
     problem: Problem,
@@ -706,11 +741,9 @@ def plan(
         ordered,
         (loadaware, payload_bytes, rack_link, host_mbit, max_spout_pending, tuple(names)),
     )
-    remembered = _MEMO.get(memo_key) if memo_key is not None else None
-    if remembered is not None:  # the canonical names are the positions: no renamed nodes
-        node_of, report = remembered
-        back = dict(zip(_canonical_names(len(ordered)), (n.id for n in ordered), strict=True))
-        return _placement(problem, node_of, report | {"remembered": True}, back)
+    remembered = _remembered(problem, ordered, memo_key)
+    if remembered is not None:
+        return remembered
     canonical, back = _renamed_problem(problem, ordered)
     sizes = (payload_bytes,) if payload_bytes > 0 else PAYLOAD_HYPOTHESES
     inputs, costs = model_inputs(

@@ -37,6 +37,10 @@ class AlgorithmInfo:
     summary: str
     params: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
     """Parameter name -> (default, description)."""
+    recall: Callable[..., Placement | None] | None = None
+    """``recall(problem, **params)``: the plan ``plan`` remembered for an equal problem, or
+    ``None`` — a bounded lookup that plans nothing (:func:`recall`); ``None`` for an
+    algorithm that remembers no plans"""
 
 
 _REGISTRY: dict[str, AlgorithmInfo] = {}
@@ -48,13 +52,15 @@ def register(
     paper: str,
     summary: str,
     params: Mapping[str, tuple[Any, str]] | None = None,
+    recall: Callable[..., Placement | None] | None = None,
 ) -> Callable[[PlanFunction], PlanFunction]:
-    """Decorator registering ``plan`` under ``name``; names are unique."""
+    """Decorator registering ``plan`` under ``name`` (and its :attr:`AlgorithmInfo.recall`);
+    names are unique."""
 
     def decorate(plan: PlanFunction) -> PlanFunction:
         if name in _REGISTRY and _REGISTRY[name].plan is not plan:
             raise ValueError(f"algorithm {name!r} registered twice")
-        _REGISTRY[name] = AlgorithmInfo(name, plan, paper, summary, dict(params or {}))
+        _REGISTRY[name] = AlgorithmInfo(name, plan, paper, summary, dict(params or {}), recall)
         return plan
 
     return decorate
@@ -130,13 +136,44 @@ def run(
     check_feasible(problem)
     started = time.perf_counter()
     placement = info.plan(problem, budget=budget, **kwargs)
-    seconds = time.perf_counter() - started
+    return _checked(name, problem, placement, time.perf_counter() - started)
+
+
+def recall(
+    name: str, problem: Problem, params: Mapping[str, Any] | None = None
+) -> Placement | None:
+    """The plan algorithm ``name`` remembered for a problem equal to ``problem`` (its
+    :attr:`AlgorithmInfo.recall`), or ``None`` when it remembers none. A lookup, not a plan:
+    the caller needs no time budget nor a thread it can abandon (``scheduling/planning.py``).
+    It is not checked again here: :func:`run` checked it when it was made, for a problem
+    equal in every field a check reads, and a round verifies every plan it hands to Storm
+    (``scheduling/verified.py``). Raises as :func:`run` does for an unknown algorithm or bad
+    parameters."""
+    info = get(name)
+    kwargs = coerce_params(info, params)
+    if info.recall is None:
+        return None
+    started = time.perf_counter()
+    placement = info.recall(problem, **kwargs)
+    if placement is None:
+        return None
+    return _named(name, placement, time.perf_counter() - started)
+
+
+def _checked(name: str, problem: Problem, placement: Placement, seconds: float) -> Placement:
+    """:func:`_named` ``placement``, once the shared cost module found nothing wrong with
+    it."""
     problems = violations(problem, placement)
     if problems:
         raise SchedulingError(
             f"algorithm {name!r} produced an invalid placement for topology "
             f"{problem.topology.id}: {'; '.join(problems)}"
         )
+    return _named(name, placement, seconds)
+
+
+def _named(name: str, placement: Placement, seconds: float) -> Placement:
+    """``placement`` named after its algorithm, with the seconds it took in its report."""
     report = dict(placement.report)
     report.setdefault("seconds", seconds)
     return replace(placement, algorithm=name, report=report)

@@ -11,10 +11,15 @@ status.
 
 The algorithm runs in a :class:`PlanningWorker`'s thread while the caller waits at most until
 the deadline. A round plans all its topologies through one worker: one thread handed one plan
-after another (about 15 µs a hand-over on the 2-core machine of ``docs/evaluation.md``,
-against about 200 µs to start a thread per topology, and much more on a busy machine). A
-worker whose plan overran is abandoned with it and the next plan gets a fresh one, so an
-overrun never delays the topologies after it.
+after another (15–200 µs a hand-over on 2-core machines, the most on a virtual machine whose
+threads wake slowly, against about 200 µs and more to start a thread per topology). A worker
+whose plan overran is abandoned with it and the next plan gets a fresh one, so an overrun
+never delays the topologies after it.
+
+Before any hand-over, the algorithm is asked for a plan it remembered for an equal problem
+(:func:`~scheduler_py.algorithms.registry.recall`; ``throughput`` remembers its plans): a
+lookup that plans nothing needs neither a deadline nor a thread, and a round placing many
+copies of one topology is answered that way for all but the first.
 """
 
 from __future__ import annotations
@@ -64,9 +69,11 @@ def plan_within(
     invalid plan) as :func:`registry.run` does; a budget overrun is not an error as long as
     the fallback can place the topology.
     """
+    remembered = registry.recall(algorithm, problem, params)  # unknown names fail at once
+    if remembered is not None:
+        return PlanOutcome(remembered, algorithm)
     if not budget.limited:
         return PlanOutcome(registry.run(algorithm, problem, params), algorithm)
-    registry.get(algorithm)  # unknown names fail at once, not after a timeout
     if worker is None:
         with PlanningWorker() as one_off:
             return plan_within(problem, algorithm, params, budget, fallback, one_off)
