@@ -42,3 +42,19 @@ def test_a_run_without_a_placement_is_not_predicted() -> None:
 def test_no_modelled_run_is_n_a(capsys: pytest.CaptureFixture) -> None:
     assert cluster_report.throughput_model_check([{"topology": "wordcount"}])["passed"] is None
     assert "n/a" in capsys.readouterr().out
+
+
+def test_every_cluster_result_is_a_source_whatever_its_file_name(tmp_path: Path) -> None:
+    document = json.loads(RECORDED.read_text())
+    assert document["benchmark"] == cluster_calibration.BENCHMARK
+    runs = len(cluster_calibration.samples_of(RECORDED))
+    assert runs == 27
+    # the same result under another name, one of its runs re-placed while it was measured
+    moved = json.loads(RECORDED.read_text())
+    moved["runs"][0]["reconfigurations"] = [{"accepted": True}]
+    (tmp_path / "c2-default.json").write_text(json.dumps(moved))
+    # JSON that is not a bench cluster result, and a file that is not JSON: no samples
+    (tmp_path / "emulated-hosts.json").write_text(json.dumps({"hosts": document["runs"]}))
+    (tmp_path / "notes.json").write_text("{ not json")
+    (tmp_path / "list.json").write_text("[1, 2]")
+    assert len(cluster_calibration.all_samples([str(tmp_path)])) == runs - 1

@@ -2,9 +2,10 @@
 ``bench cluster`` run with a placement: predicted vs measured acked tuples/s, and the model's
 constants fitted to them.
 
-Every run of ``docs/results/emulated-network/*/cluster.json`` (and
-``bench-results/cluster.json``) that recorded where Nimbus put its executors
-(``runs[].placement``) is one sample: the JVM topology as
+Every run of a ``bench cluster`` result under ``docs/results/emulated-network/`` (and
+``bench-results/``) — any ``*.json`` whose ``benchmark`` is ``cluster``, whatever its file is
+called — that recorded where Nimbus put its executors (``runs[].placement``) and kept them
+there while it was measured (no ``reconfigurations``) is one sample: the JVM topology as
 :func:`scheduler_py.bench.cluster_links.model_topology` describes it, on the emulated hosts of
 its file (CPU quota, rack, ``host_mbit``, ``interrack_mbit``), its payload and per-tuple CPU
 from its conf (``bench.payload.bytes``, ``bench.cpu.micros``), load-aware messaging as it ran.
@@ -38,7 +39,10 @@ from scheduler_py.model.types import MBIT, Node, Placement, Problem
 PAPER = "the throughput model calibrated on the emulated-network runs"
 
 SOURCES = ("docs/results/emulated-network", "bench-results")
-"""Where ``cluster.json`` files are looked for (recursively)."""
+"""Where ``bench cluster`` results are looked for (recursively)."""
+
+BENCHMARK = "cluster"
+"""the ``benchmark`` of a ``bench cluster`` result (``scheduler_py/bench/cluster.py``)"""
 
 FITTED = ("remote_cpu", "ack_cpu", "framing_bytes", "ack_bytes", "worker_cpu")
 """The constants :func:`fit` moves. The link efficiency stays (it and the framing are one
@@ -67,8 +71,14 @@ class Sample:
 
 
 def samples_of(path: Path) -> list[Sample]:
-    """The runs of one ``cluster.json`` that recorded a placement on emulated hosts."""
-    document = json.loads(path.read_text())
+    """The runs of one ``bench cluster`` result that recorded a placement on emulated hosts;
+    none for another JSON file."""
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return []
+    if not isinstance(document, Mapping) or document.get("benchmark") != BENCHMARK:
+        return []
     found = (
         sample_of(run, document.get("emulated_hosts"), str(path.parent))
         for run in document.get("runs", [])
@@ -91,6 +101,8 @@ def sample_of(run: Mapping[str, Any], hosts: Any, source: str = "") -> Sample | 
     placement = run.get("placement")
     topology = model_topology(str(run.get("topology", "")))
     if not placement or topology is None or not run.get("throughput"):
+        return None
+    if run.get("reconfigurations"):  # measured partly on another placement than the one kept
         return None
     node_of: dict[str, str] = {}
     worker_of: dict[str, int] = {}
@@ -145,7 +157,7 @@ def predicted_run(run: Mapping[str, Any], hosts: Any) -> dict[str, Any]:
 def all_samples(roots: Iterable[str] = SOURCES) -> list[Sample]:
     found: list[Sample] = []
     for root in roots:
-        for path in sorted(Path(root).rglob("cluster.json")):
+        for path in sorted(Path(root).rglob("*.json")):
             found.extend(samples_of(path))
     return found
 
