@@ -367,9 +367,50 @@ def test_declared_costs_in_place_of_measured_ones_keep_the_measured_cpu_per_tupl
     assert not topology.executor_cpu and not topology.pair_traffic  # Storm's accounting
     assert [e.cpu for e in topology.executors] == [60.0, 60.0]
     assert topology.work_seconds == measured  # what a tuple costs
-    assert declared.costs.endswith("measured CPU per tuple kept")
+    assert declared.costs.endswith("measured CPU per tuple and edge gains kept")
     _, basis = model_inputs(declared.problem, True, 4096.0, 0.5)
     assert basis == "measured CPU per tuple"
+
+
+class MeasuredGains(LightMeasurements):
+    """a -> b -> c, 10 % CPU measured per executor; b emits 3 tuples per tuple it receives
+    (100 tuples/s in, 300 out)."""
+
+    def costs_for(self, topology, storm_executor, conf):
+        measured = {e.id: 10.0 for e in topology.executors}
+        pairs = {("a#0", "b#0"): 100.0, ("b#0", "c#0"): 300.0}
+        replaced = dataclasses.replace(topology, executor_cpu=measured, pair_traffic=pairs)
+        return replaced, "measured (test)"
+
+
+def test_declared_costs_in_place_of_measured_ones_keep_the_measured_edge_gains():
+    """The re-plan on the measurements puts a, b and c on one host, which breaks what they
+    declare; the plan made again on the declared costs still scores b -> c at the 3 tuples
+    per input b was measured to emit (not 1, as the declared, uniform traffic has it), while
+    the traffic volumes are the declared ones."""
+    from scheduler_py.model.flows import flows
+    from scheduler_py.model.throughput import Shape, measured_gains
+
+    topo = chain(
+        {"a": (1, 60.0), "b": (1, 60.0), "c": (1, 60.0)},
+        [(1, "s1", 6700), (2, "s2", 6700), (3, "s3", 6700)],
+        workers=3,
+    )
+    capacity = {"s1": 100.0, "s2": 100.0, "s3": 100.0}
+    view = view_of(cluster(capacity, [topo]), costs=MeasuredGains())
+    assert Shape(view.problem.topology).gain == {("a", "b"): 1.0, ("b", "c"): 3.0}
+    proposal = propose(view, "tdls", {})
+    assert proposal.view.costs.startswith("declared (the plan on measured costs did not fit")
+    assert proposal.view.costs.endswith("measured CPU per tuple and edge gains kept")
+    topology = proposal.view.problem.topology
+    assert not topology.executor_cpu and not topology.pair_traffic  # Storm's accounting
+    assert flows(topology) == {("a", "b"): 1.0, ("b", "c"): 1.0}  # declared volumes
+    assert topology.edge_gains == {("a", "b"): 1.0, ("b", "c"): 3.0}
+    assert measured_gains(topology) == dict(topology.edge_gains)
+    assert Shape(topology).gain == {("a", "b"): 1.0, ("b", "c"): 3.0}
+    assert topology.has_measured_costs  # its plans are not remembered
+    load = declared_load(topo, proposal.storm_placement)
+    assert all(load[s] <= capacity[s] for s in load), load
 
 
 def test_a_replans_algorithm_is_chosen_by_the_round_not_overridden():

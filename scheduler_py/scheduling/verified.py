@@ -39,7 +39,7 @@ from scheduler_py.model.cost import Evaluation, evaluate, violations
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.loadaware import crossing_traffic, crossing_workers, loadaware_pair_traffic
 from scheduler_py.model.slots import assign_slots, relabel_nodes
-from scheduler_py.model.throughput import measured_work_seconds
+from scheduler_py.model.throughput import measured_gains, measured_work_seconds
 from scheduler_py.model.types import Placement, Problem, WorkerSlot
 from scheduler_py.scheduling.consolidation import within_workers, worker_count
 from scheduler_py.scheduling.state import StormPlacement
@@ -209,16 +209,26 @@ def declared_view(view: TopologyView, why: Exception) -> TopologyView:
     """``view`` with the topology's declared resources and uniform traffic in place of its
     measured costs, on the same nodes (a round plans again on it when a plan on the measured
     costs does not fit the declared resources, :func:`verify`). The measured CPU per tuple
-    stays (:attr:`~scheduler_py.model.types.Topology.work_seconds`): the declared resources
-    are what Storm accounts, not what a tuple costs, and the throughput model scores plans on
-    the latter."""
+    stays (:attr:`~scheduler_py.model.types.Topology.work_seconds`), and so do the measured
+    edge gains, the tuples an edge carries per tuple its source handles
+    (:attr:`~scheduler_py.model.types.Topology.edge_gains`): the declared resources are what
+    Storm accounts, not what a tuple costs, and the throughput model scores plans on the
+    latter. Traffic volumes (for the traffic objectives and capacity) are the declared ones."""
     assert view.declared is not None
-    work = measured_work_seconds(view.problem.topology)
-    topology = replace(view.declared.topology, work_seconds=work)
+    measured = view.problem.topology
+    work = measured_work_seconds(measured)
+    gains = measured_gains(measured)
+    topology = replace(view.declared.topology, work_seconds=work, edge_gains=gains)
     problem = Problem(view.problem.nodes, topology, view.problem.current)
-    kept = "; measured CPU per tuple kept" if work else ""
+    kept = _kept(work, gains)
     note = f"declared (the plan on measured costs did not fit: {why}){kept}"
     return replace(view, problem=problem, declared=None, costs=note)
+
+
+def _kept(work: Mapping[str, float], gains: Mapping[tuple[str, str], float]) -> str:
+    """What :func:`declared_view` kept of the measurements, for its costs note."""
+    parts = [name for name, kept in (("CPU per tuple", work), ("edge gains", gains)) if kept]
+    return f"; measured {' and '.join(parts)} kept" if parts else ""
 
 
 def placement_from_slots(
