@@ -322,7 +322,9 @@ def test_a_plan_on_measured_costs_also_fits_what_storm_accounts():
     snap = cluster(capacity, [topo])
     reply, decisions = answer(snap, RoundConfig(costs=LightMeasurements()))
     assert decisions[0].decision == "PLACE", decisions[0].reason
-    assert decisions[0].summary["costs"].startswith("declared (the plan on measured costs")
+    costs = decisions[0].summary["costs"]
+    assert costs.startswith("declared (the plan on measured costs did not fit: declared ")
+    assert "the plan for topology" not in costs  # the status names the topology already
     load = occupied(snap, reply)
     assert all(load[s] <= capacity[s] for s in load), (load, decisions[0].reason)
 
@@ -339,6 +341,35 @@ def test_a_replan_on_measured_costs_also_fits_what_storm_accounts():
     assert proposal.view.costs.startswith("declared (the plan on measured costs did not fit")
     load = declared_load(topo, proposal.storm_placement)
     assert all(load[s] <= capacity[s] for s in load), load
+
+
+def test_the_declared_costs_note_names_the_first_problem_and_counts_the_others():
+    """The note goes into Storm's topology status: the first thing the plan on measured costs
+    broke and how many more, not the whole rejection (which names the topology again)."""
+    from scheduler_py.scheduling.verified import declared_view
+
+    topo = chain({"a": (1, 60.0), "b": (1, 60.0)}, [(1, "s1", 6700), (2, "s2", 6700)], workers=2)
+    view = view_of(cluster({"s1": 100.0, "s2": 100.0}, [topo]), costs=LightMeasurements())
+    slot = WorkerSlot("s1", 6799)  # not a slot, and both executors' declared 120 % on s1
+    executors = sorted(view.problem.topology.executor_by_id)
+    placement = Placement(
+        view.topology_id, {e: slot.node for e in executors}, slot_of=dict.fromkeys(executors, slot)
+    )
+    try:
+        verify(view, placement)
+    except PlanRejected as error:
+        rejected = error
+    else:
+        raise AssertionError("a plan on a port that is not a slot was accepted")
+    assert len(rejected.problems) == 2, rejected.problems
+    assert str(rejected).startswith("the plan for topology t-1 does not fit: ")
+    assert str(rejected).endswith("; ".join(rejected.problems))
+    first = rejected.problems[0]
+    assert first.startswith("declared resources (as Storm accounts them): node s1: CPU")
+    assert rejected.brief == f"{first}; and 1 more"
+    note = declared_view(view, rejected).costs
+    assert note == f"declared (the plan on measured costs did not fit: {first}; and 1 more)"
+    assert PlanRejected("one thing").brief == "one thing"
 
 
 class MeasuredPerTuple(LightMeasurements):

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from scheduler_py.config.topology_conf import loadaware_messaging
@@ -47,7 +47,21 @@ from scheduler_py.scheduling.view import TopologyView
 
 
 class PlanRejected(SchedulingError):
-    """A placement that must not reach Storm; the message says what it breaks."""
+    """A placement that must not reach Storm; the message says what it breaks, and
+    :attr:`problems` lists each thing it breaks (the whole message when not given)."""
+
+    def __init__(self, message: str, problems: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.problems: list[str] = list(problems) or [message]
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (str(self), self.problems))
+
+    @property
+    def brief(self) -> str:
+        """The first problem and how many more there were, for a status line."""
+        more = len(self.problems) - 1
+        return f"{self.problems[0]}; and {more} more" if more else self.problems[0]
 
 
 @dataclass(frozen=True)
@@ -132,7 +146,8 @@ def verify(view: TopologyView, placement: Placement, evaluation: Evaluation | No
             workers = 0
     if found:
         raise PlanRejected(
-            f"the plan for topology {problem.topology.id} does not fit: {'; '.join(found)}"
+            f"the plan for topology {problem.topology.id} does not fit: {'; '.join(found)}",
+            found,
         )
     return workers
 
@@ -205,7 +220,7 @@ def checked(view: TopologyView, placement: Placement) -> VerifiedPlan:
     return VerifiedPlan(placement, workers, evaluation, loadaware, view.problem)
 
 
-def declared_view(view: TopologyView, why: Exception) -> TopologyView:
+def declared_view(view: TopologyView, why: PlanRejected) -> TopologyView:
     """``view`` with the topology's declared resources and uniform traffic in place of its
     measured costs, on the same nodes (a round plans again on it when a plan on the measured
     costs does not fit the declared resources, :func:`verify`). The measured CPU per tuple
@@ -213,7 +228,9 @@ def declared_view(view: TopologyView, why: Exception) -> TopologyView:
     edge gains, the tuples an edge carries per tuple its source handles
     (:attr:`~scheduler_py.model.types.Topology.edge_gains`): the declared resources are what
     Storm accounts, not what a tuple costs, and the throughput model scores plans on the
-    latter. Traffic volumes (for the traffic objectives and capacity) are the declared ones."""
+    latter. Traffic volumes (for the traffic objectives and capacity) are the declared ones.
+    Its costs note, which Storm shows in the topology's status, names the first thing the plan
+    on measured costs broke and how many more there were (:attr:`PlanRejected.brief`)."""
     assert view.declared is not None
     measured = view.problem.topology
     work = measured_work_seconds(measured)
@@ -221,7 +238,7 @@ def declared_view(view: TopologyView, why: Exception) -> TopologyView:
     topology = replace(view.declared.topology, work_seconds=work, edge_gains=gains)
     problem = Problem(view.problem.nodes, topology, view.problem.current)
     kept = _kept(work, gains)
-    note = f"declared (the plan on measured costs did not fit: {why}){kept}"
+    note = f"declared (the plan on measured costs did not fit: {why.brief}){kept}"
     return replace(view, problem=problem, declared=None, costs=note)
 
 
