@@ -36,6 +36,21 @@ def test_deferred_fields_are_computed_once_on_first_read_and_not_for_membership(
     assert "not asked for" not in summary
 
 
+def test_an_optional_deferred_field_is_there_only_when_computed():
+    """A field ``compute`` may leave out (a bound's reason) is not in the summary, as ``None``
+    or otherwise, unless it was produced; asking for it computes."""
+    compute = _Counting()
+    summary = DeferredSummary({"ready": 1.0}, ("late",), compute, ("reason",))
+    assert "late" in summary and compute.calls == 0  # a field always there: no computing
+    assert "reason" not in summary and compute.calls == 1
+    assert len(summary) == 2 and list(summary) == ["ready", "late"]
+    assert dict(summary) == {"ready": 1.0, "late": 2.0}
+    assert summary.get("reason", "absent") == "absent"
+    produced = DeferredSummary({}, ("late",), lambda: {"late": 2.0, "reason": "why"}, ("reason",))
+    assert dict(produced) == {"late": 2.0, "reason": "why"} and len(produced) == 2
+    assert "reason" in produced and produced["reason"] == "why"
+
+
 def test_concurrent_readers_compute_the_deferred_fields_once():
     compute = _Counting()
     summary = DeferredSummary({}, ("late",), compute)
@@ -100,3 +115,26 @@ def test_a_failed_write_is_logged_and_the_writer_carries_on(tmp_path, caplog):
     writer.close()
     lines = [json.loads(line) for line in target.read_text().splitlines()]
     assert lines == [{"value": 2, "round": 2}, {"value": 3, "round": 2}]
+
+
+def test_a_throughput_plans_deferred_bound_has_a_reason_only_when_the_bound_has_one(monkeypatch):
+    """A throughput plan's traffic bound is computed after the reply; its summary has the keys
+    it would have had computed at once: ``bound_reason`` only when the bound has a reason."""
+    import scheduler_py.scheduling.round as round_module
+    from scheduler_py.model.bound import TrafficBound
+
+    state = snapshot(SUPERVISORS, [wordcount()])
+    _, (decision,) = answer(state, RoundConfig("throughput"))
+    assert decision.decision == "PLACE"
+    assert not decision.summary.computed
+    logged = decision.log_entry()["summary"]
+    assert logged["bound_method"] and "bound_reason" not in logged
+    assert "bound_reason" not in decision.summary
+    assert set(decision.summary) == set(logged) and len(decision.summary) == len(logged)
+
+    unbounded = TrafficBound(None, "none", "too many pairs")
+    monkeypatch.setattr(round_module, "_round_bound", lambda *args: unbounded)
+    _, (decision,) = answer(state, RoundConfig("throughput"))
+    logged = decision.log_entry()["summary"]
+    assert logged["bound_reason"] == "too many pairs" and logged["bound"] is None
+    assert decision.summary["bound_reason"] == "too many pairs"

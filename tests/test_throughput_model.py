@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
 
 from scheduler_py.model.throughput import (
     Constants,
+    Shape,
     ThroughputInputs,
+    measured_gains,
     measured_work_seconds,
     throughput,
 )
@@ -180,6 +183,32 @@ def test_measured_work_seconds() -> None:
         pair_traffic={("spout#0", "bolt#0"): 400.0},
     )
     assert measured_work_seconds(topology) == pytest.approx({"bolt": 5e-4, "spout": 1e-4})
+
+
+def test_measured_gains_and_what_the_declared_costs_keep_of_them() -> None:
+    # the bolt receives 400 tuples/s and sends 40: it filters 90 % of them
+    declared = Topology(
+        "t",
+        (
+            Component("spout", 1, 10, is_spout=True),
+            Component("bolt", 1, 10),
+            Component("sink", 1, 10),
+        ),
+        (Edge("spout", "bolt", 1.0), Edge("bolt", "sink", 1.0)),
+    )
+    pairs = {("spout#0", "bolt#0"): 400.0, ("bolt#0", "sink#0"): 40.0}
+    measured = dataclasses.replace(declared, pair_traffic=pairs)
+    gains = {("spout", "bolt"): 1.0, ("bolt", "sink"): 0.1}
+    assert measured_gains(measured) == pytest.approx(gains)
+    assert measured_gains(declared) == {}  # nothing measured: the declared flows give them
+    assert Shape(declared).gain == {("spout", "bolt"): 1.0, ("bolt", "sink"): 1.0}
+    kept = dataclasses.replace(declared, edge_gains=measured_gains(measured))
+    assert Shape(kept).gain == pytest.approx(gains)
+    assert measured_gains(kept) == pytest.approx(gains)
+    assert not declared.has_measured_costs
+    assert measured.has_measured_costs and kept.has_measured_costs
+    assert dataclasses.replace(declared, work_seconds={"bolt": 1e-3}).has_measured_costs
+    assert dataclasses.replace(declared, executor_cpu={"bolt#0": 5.0}).has_measured_costs
 
 
 def test_shipped_constants_on_the_recorded_runs() -> None:

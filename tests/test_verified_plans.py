@@ -322,7 +322,9 @@ def test_a_plan_on_measured_costs_also_fits_what_storm_accounts():
     snap = cluster(capacity, [topo])
     reply, decisions = answer(snap, RoundConfig(costs=LightMeasurements()))
     assert decisions[0].decision == "PLACE", decisions[0].reason
-    assert decisions[0].summary["costs"].startswith("declared (the plan on measured costs")
+    costs = decisions[0].summary["costs"]
+    assert costs.startswith("declared (the plan on measured costs did not fit: declared ")
+    assert "the plan for topology" not in costs  # the status names the topology already
     load = occupied(snap, reply)
     assert all(load[s] <= capacity[s] for s in load), (load, decisions[0].reason)
 
@@ -339,6 +341,35 @@ def test_a_replan_on_measured_costs_also_fits_what_storm_accounts():
     assert proposal.view.costs.startswith("declared (the plan on measured costs did not fit")
     load = declared_load(topo, proposal.storm_placement)
     assert all(load[s] <= capacity[s] for s in load), load
+
+
+def test_the_declared_costs_note_names_the_first_problem_and_counts_the_others():
+    """The note goes into Storm's topology status: the first thing the plan on measured costs
+    broke and how many more, not the whole rejection (which names the topology again)."""
+    from scheduler_py.scheduling.verified import declared_view
+
+    topo = chain({"a": (1, 60.0), "b": (1, 60.0)}, [(1, "s1", 6700), (2, "s2", 6700)], workers=2)
+    view = view_of(cluster({"s1": 100.0, "s2": 100.0}, [topo]), costs=LightMeasurements())
+    slot = WorkerSlot("s1", 6799)  # not a slot, and both executors' declared 120 % on s1
+    executors = sorted(view.problem.topology.executor_by_id)
+    placement = Placement(
+        view.topology_id, {e: slot.node for e in executors}, slot_of=dict.fromkeys(executors, slot)
+    )
+    try:
+        verify(view, placement)
+    except PlanRejected as error:
+        rejected = error
+    else:
+        raise AssertionError("a plan on a port that is not a slot was accepted")
+    assert len(rejected.problems) == 2, rejected.problems
+    assert str(rejected).startswith("the plan for topology t-1 does not fit: ")
+    assert str(rejected).endswith("; ".join(rejected.problems))
+    first = rejected.problems[0]
+    assert first.startswith("declared resources (as Storm accounts them): node s1: CPU")
+    assert rejected.brief == f"{first}; and 1 more"
+    note = declared_view(view, rejected).costs
+    assert note == f"declared (the plan on measured costs did not fit: {first}; and 1 more)"
+    assert PlanRejected("one thing").brief == "one thing"
 
 
 class MeasuredPerTuple(LightMeasurements):
@@ -367,9 +398,50 @@ def test_declared_costs_in_place_of_measured_ones_keep_the_measured_cpu_per_tupl
     assert not topology.executor_cpu and not topology.pair_traffic  # Storm's accounting
     assert [e.cpu for e in topology.executors] == [60.0, 60.0]
     assert topology.work_seconds == measured  # what a tuple costs
-    assert declared.costs.endswith("measured CPU per tuple kept")
+    assert declared.costs.endswith("measured CPU per tuple and edge gains kept")
     _, basis = model_inputs(declared.problem, True, 4096.0, 0.5)
     assert basis == "measured CPU per tuple"
+
+
+class MeasuredGains(LightMeasurements):
+    """a -> b -> c, 10 % CPU measured per executor; b emits 3 tuples per tuple it receives
+    (100 tuples/s in, 300 out)."""
+
+    def costs_for(self, topology, storm_executor, conf):
+        measured = {e.id: 10.0 for e in topology.executors}
+        pairs = {("a#0", "b#0"): 100.0, ("b#0", "c#0"): 300.0}
+        replaced = dataclasses.replace(topology, executor_cpu=measured, pair_traffic=pairs)
+        return replaced, "measured (test)"
+
+
+def test_declared_costs_in_place_of_measured_ones_keep_the_measured_edge_gains():
+    """The re-plan on the measurements puts a, b and c on one host, which breaks what they
+    declare; the plan made again on the declared costs still scores b -> c at the 3 tuples
+    per input b was measured to emit (not 1, as the declared, uniform traffic has it), while
+    the traffic volumes are the declared ones."""
+    from scheduler_py.model.flows import flows
+    from scheduler_py.model.throughput import Shape, measured_gains
+
+    topo = chain(
+        {"a": (1, 60.0), "b": (1, 60.0), "c": (1, 60.0)},
+        [(1, "s1", 6700), (2, "s2", 6700), (3, "s3", 6700)],
+        workers=3,
+    )
+    capacity = {"s1": 100.0, "s2": 100.0, "s3": 100.0}
+    view = view_of(cluster(capacity, [topo]), costs=MeasuredGains())
+    assert Shape(view.problem.topology).gain == {("a", "b"): 1.0, ("b", "c"): 3.0}
+    proposal = propose(view, "tdls", {})
+    assert proposal.view.costs.startswith("declared (the plan on measured costs did not fit")
+    assert proposal.view.costs.endswith("measured CPU per tuple and edge gains kept")
+    topology = proposal.view.problem.topology
+    assert not topology.executor_cpu and not topology.pair_traffic  # Storm's accounting
+    assert flows(topology) == {("a", "b"): 1.0, ("b", "c"): 1.0}  # declared volumes
+    assert topology.edge_gains == {("a", "b"): 1.0, ("b", "c"): 3.0}
+    assert measured_gains(topology) == dict(topology.edge_gains)
+    assert Shape(topology).gain == {("a", "b"): 1.0, ("b", "c"): 3.0}
+    assert topology.has_measured_costs  # its plans are not remembered
+    load = declared_load(topo, proposal.storm_placement)
+    assert all(load[s] <= capacity[s] for s in load), load
 
 
 def test_a_replans_algorithm_is_chosen_by_the_round_not_overridden():

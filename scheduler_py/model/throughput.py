@@ -15,7 +15,8 @@ scheduler's placement). The model follows one *round* — every spout executor e
 * ``all`` sends one copy to every target, ``global`` to the target with the lowest task
   (index 0), ``fields``, ``direct`` and custom groupings split evenly;
 * a bolt emits on each edge what reaches it times the edge's gain (the declared flows of
-  :func:`~scheduler_py.model.flows.flows`; measured pair traffic where there is some).
+  :func:`~scheduler_py.model.flows.flows`; measured pair traffic where there is some, or the
+  gains kept of it when declared costs replaced it, :func:`measured_gains`).
 
 Each resource accumulates what one round puts on it: a host's CPU the seconds of its
 executors' per-tuple work (:attr:`ThroughputInputs.work_seconds`) plus Storm's own cost per
@@ -326,8 +327,24 @@ class _Round:
         return handled, spread, lists
 
 
+def measured_gains(topology: Topology) -> dict[tuple[str, str], float]:
+    """Per user edge, the tuples it carries per tuple its source handles (a spout: emits) as
+    the measured pair traffic shows them — what the topology kept of them
+    (:attr:`~scheduler_py.model.types.Topology.edge_gains`) when that traffic was replaced by
+    the declared one; empty when no traffic was measured (the declared flows give the gains)."""
+    if topology.edge_gains:
+        return dict(topology.edge_gains)
+    if not topology.has_measured_traffic:
+        return {}
+    return _gains(topology, component_order(topology))
+
+
 def _gains(topology: Topology, order: list[str]) -> dict[tuple[str, str], float]:
-    """Per user edge, the tuples it carries per tuple its source handles (a spout: emits)."""
+    """Per user edge, the tuples it carries per tuple its source handles (a spout: emits):
+    those the topology kept of its measured traffic
+    (:attr:`~scheduler_py.model.types.Topology.edge_gains`), else from its :func:`flows`."""
+    if topology.edge_gains:
+        return dict(topology.edge_gains)
     edge_flows = flows(topology)
     by_id = topology.component_by_id
     reaching: dict[str, float] = defaultdict(float)

@@ -149,6 +149,13 @@ class Topology:
     (``scheduler_py/scheduling/verified.py``, ``declared_view``); empty: derived from
     ``executor_cpu`` and ``pair_traffic`` where both were measured
     (:func:`~scheduler_py.model.throughput.measured_work_seconds`)"""
+    edge_gains: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    """user edge ``(source, target)`` -> the tuples it carries per tuple its source handles
+    (a spout: emits), as the measured pair traffic showed them, kept for the throughput model
+    when that traffic is replaced by the declared (uniform) one
+    (``scheduler_py/scheduling/verified.py``, ``declared_view``): a bolt that emits 3 tuples
+    per input, or filters most of them, is still scored so; the traffic volumes stay declared.
+    Empty: derived from the flows (:func:`~scheduler_py.model.throughput.measured_gains`)"""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "components", tuple(self.components))
@@ -156,6 +163,7 @@ class Topology:
         object.__setattr__(self, "executor_cpu", _frozen_map(self.executor_cpu))
         object.__setattr__(self, "pair_traffic", _frozen_map(self.pair_traffic))
         object.__setattr__(self, "work_seconds", _frozen_map(self.work_seconds))
+        object.__setattr__(self, "edge_gains", _frozen_map(self.edge_gains))
         ids = [c.id for c in self.components]
         if len(set(ids)) != len(ids):
             raise ValueError(f"topology {self.id!r}: duplicate component ids in {ids}")
@@ -225,6 +233,13 @@ class Topology:
     @property
     def has_measured_traffic(self) -> bool:
         return bool(self.pair_traffic)
+
+    @property
+    def has_measured_costs(self) -> bool:
+        """Whether anything of the topology was measured: executor CPU, pair traffic, or what
+        was kept of them in place of the declared resources (:attr:`work_seconds`,
+        :attr:`edge_gains`); such costs change every measuring window."""
+        return bool(self.executor_cpu or self.pair_traffic or self.work_seconds or self.edge_gains)
 
     def pair_traffics(self) -> Iterator[tuple[str, str, float]]:
         """Every executor pair with non-zero traffic: ``(source id, target id, rate)``.

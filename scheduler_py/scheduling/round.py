@@ -87,6 +87,8 @@ ROUND_BOUND_MIN_SECS = 0.002
 """the traffic bound may take as long as the planning did, and at least this long"""
 BOUND_FIELDS = ("bound", "gap", "bound_method", "bound_reason")
 """the summary fields of :meth:`~scheduler_py.model.bound.TrafficBound.summary`"""
+BOUND_OPTIONAL_FIELDS = ("bound_reason",)
+"""of :data:`BOUND_FIELDS`, those a bound's summary has only when the bound has them"""
 ROUND_BOUND_PAIRS = 20_000
 """above this many communicating executor pairs a round reports no bound (listing the pairs
 alone would take longer than a round may; ``scheduler-py plan`` bounds any size)"""
@@ -405,11 +407,15 @@ def _place(
         ready["budget_note"] = outcome.note
     if merged:
         ready["workers_merged"] = merged
-    deferred = ROUTING_FIELDS if bound is not None else ROUTING_FIELDS + BOUND_FIELDS
+    deferred: tuple[str, ...] = ROUTING_FIELDS
+    optional: tuple[str, ...] = ()
+    if bound is None:  # computed later: a field the bound may not have is left out then
+        optional = BOUND_OPTIONAL_FIELDS
+        deferred += tuple(f for f in BOUND_FIELDS if f not in optional)
     later = functools.partial(
         _deferred_fields, problem, placement, evaluation, bound, planning_secs
     )
-    summary = DeferredSummary(ready, deferred, later)
+    summary = DeferredSummary(ready, deferred, later, optional)
     return TopologyDecision(
         problem.topology.id,
         PLACE,

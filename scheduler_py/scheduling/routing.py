@@ -62,16 +62,23 @@ class DeferredSummary(Mapping[str, Any]):
     Membership and ``len`` answer without computing; reading a deferred key, iterating the
     items or copying with ``dict()`` computes them once (guarded by a lock, so two readers
     never compute twice) and the function is dropped afterwards, with the problem and
-    placement it held."""
+    placement it held. ``optional_keys`` are keys ``compute`` may leave out (a traffic
+    bound's ``bound_reason``, :meth:`~scheduler_py.model.bound.TrafficBound.summary`): the
+    summary has one only when ``compute`` produced it, as it would have had it not been
+    deferred, so while there are any, membership of one, ``len`` and iteration compute too."""
 
     def __init__(
         self,
         ready: Mapping[str, Any],
         deferred_keys: tuple[str, ...],
         compute: Callable[[], Mapping[str, Any]],
+        optional_keys: tuple[str, ...] = (),
     ) -> None:
         self._ready = dict(ready)
         self._deferred_keys = tuple(k for k in deferred_keys if k not in self._ready)
+        self._optional_keys = tuple(
+            k for k in optional_keys if k not in self._ready and k not in self._deferred_keys
+        )
         self._compute: Callable[[], Mapping[str, Any]] | None = compute
         self._computed: dict[str, Any] | None = None
         self._lock = threading.Lock()
@@ -81,26 +88,36 @@ class DeferredSummary(Mapping[str, Any]):
             if self._computed is None:
                 assert self._compute is not None
                 values = self._compute()
-                self._computed = {key: values.get(key) for key in self._deferred_keys}
+                computed = {key: values.get(key) for key in self._deferred_keys}
+                computed |= {key: values[key] for key in self._optional_keys if key in values}
+                self._computed = computed
                 self._compute = None
             return self._computed
+
+    def _later_keys(self) -> tuple[str, ...]:
+        """The deferred keys the summary has: which optional ones, only once computed."""
+        if not self._optional_keys:
+            return self._deferred_keys
+        return tuple(self._deferred())
 
     def __getitem__(self, key: str) -> Any:
         if key in self._ready:
             return self._ready[key]
-        if key in self._deferred_keys:
+        if key in self._deferred_keys or key in self._optional_keys:
             return self._deferred()[key]
         raise KeyError(key)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._ready or key in self._deferred_keys
+        if key in self._ready or key in self._deferred_keys:
+            return True
+        return key in self._optional_keys and key in self._deferred()
 
     def __iter__(self) -> Iterator[str]:
         yield from self._ready
-        yield from self._deferred_keys
+        yield from self._later_keys()
 
     def __len__(self) -> int:
-        return len(self._ready) + len(self._deferred_keys)
+        return len(self._ready) + len(self._later_keys())
 
     @property
     def computed(self) -> bool:
@@ -109,4 +126,5 @@ class DeferredSummary(Mapping[str, Any]):
 
     def __repr__(self) -> str:
         shown = "computed" if self.computed else "not computed yet"
-        return f"DeferredSummary({self._ready!r}, {self._deferred_keys!r} {shown})"
+        later = self._deferred_keys + self._optional_keys
+        return f"DeferredSummary({self._ready!r}, {later!r} {shown})"

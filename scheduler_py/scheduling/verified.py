@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from scheduler_py.config.topology_conf import loadaware_messaging
@@ -39,7 +39,7 @@ from scheduler_py.model.cost import Evaluation, evaluate, violations
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.loadaware import crossing_traffic, crossing_workers, loadaware_pair_traffic
 from scheduler_py.model.slots import assign_slots, relabel_nodes
-from scheduler_py.model.throughput import measured_work_seconds
+from scheduler_py.model.throughput import measured_gains, measured_work_seconds
 from scheduler_py.model.types import Placement, Problem, WorkerSlot
 from scheduler_py.scheduling.consolidation import within_workers, worker_count
 from scheduler_py.scheduling.state import StormPlacement
@@ -47,7 +47,21 @@ from scheduler_py.scheduling.view import TopologyView
 
 
 class PlanRejected(SchedulingError):
-    """A placement that must not reach Storm; the message says what it breaks."""
+    """A placement that must not reach Storm; the message says what it breaks, and
+    :attr:`problems` lists each thing it breaks (the whole message when not given)."""
+
+    def __init__(self, message: str, problems: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.problems: list[str] = list(problems) or [message]
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (str(self), self.problems))
+
+    @property
+    def brief(self) -> str:
+        """The first problem and how many more there were, for a status line."""
+        more = len(self.problems) - 1
+        return f"{self.problems[0]}; and {more} more" if more else self.problems[0]
 
 
 @dataclass(frozen=True)
@@ -132,7 +146,8 @@ def verify(view: TopologyView, placement: Placement, evaluation: Evaluation | No
             workers = 0
     if found:
         raise PlanRejected(
-            f"the plan for topology {problem.topology.id} does not fit: {'; '.join(found)}"
+            f"the plan for topology {problem.topology.id} does not fit: {'; '.join(found)}",
+            found,
         )
     return workers
 
@@ -205,20 +220,32 @@ def checked(view: TopologyView, placement: Placement) -> VerifiedPlan:
     return VerifiedPlan(placement, workers, evaluation, loadaware, view.problem)
 
 
-def declared_view(view: TopologyView, why: Exception) -> TopologyView:
+def declared_view(view: TopologyView, why: PlanRejected) -> TopologyView:
     """``view`` with the topology's declared resources and uniform traffic in place of its
     measured costs, on the same nodes (a round plans again on it when a plan on the measured
     costs does not fit the declared resources, :func:`verify`). The measured CPU per tuple
-    stays (:attr:`~scheduler_py.model.types.Topology.work_seconds`): the declared resources
-    are what Storm accounts, not what a tuple costs, and the throughput model scores plans on
-    the latter."""
+    stays (:attr:`~scheduler_py.model.types.Topology.work_seconds`), and so do the measured
+    edge gains, the tuples an edge carries per tuple its source handles
+    (:attr:`~scheduler_py.model.types.Topology.edge_gains`): the declared resources are what
+    Storm accounts, not what a tuple costs, and the throughput model scores plans on the
+    latter. Traffic volumes (for the traffic objectives and capacity) are the declared ones.
+    Its costs note, which Storm shows in the topology's status, names the first thing the plan
+    on measured costs broke and how many more there were (:attr:`PlanRejected.brief`)."""
     assert view.declared is not None
-    work = measured_work_seconds(view.problem.topology)
-    topology = replace(view.declared.topology, work_seconds=work)
+    measured = view.problem.topology
+    work = measured_work_seconds(measured)
+    gains = measured_gains(measured)
+    topology = replace(view.declared.topology, work_seconds=work, edge_gains=gains)
     problem = Problem(view.problem.nodes, topology, view.problem.current)
-    kept = "; measured CPU per tuple kept" if work else ""
-    note = f"declared (the plan on measured costs did not fit: {why}){kept}"
+    kept = _kept(work, gains)
+    note = f"declared (the plan on measured costs did not fit: {why.brief}){kept}"
     return replace(view, problem=problem, declared=None, costs=note)
+
+
+def _kept(work: Mapping[str, float], gains: Mapping[tuple[str, str], float]) -> str:
+    """What :func:`declared_view` kept of the measurements, for its costs note."""
+    parts = [name for name, kept in (("CPU per tuple", work), ("edge gains", gains)) if kept]
+    return f"; measured {' and '.join(parts)} kept" if parts else ""
 
 
 def placement_from_slots(
