@@ -880,8 +880,7 @@ def _memo_key(problem: Problem, ordered: list[Node], params: tuple) -> tuple | N
     its id left out; ``None`` (not remembered) for a re-plan (the current placement matters)
     or a topology with measured costs (they change every window)."""
     topology = problem.topology
-    measured = topology.executor_cpu or topology.pair_traffic or topology.work_seconds
-    if problem.current is not None or measured:
+    if problem.current is not None or topology.has_measured_costs:
         return None
     return (
         tuple(
