@@ -653,26 +653,54 @@ def _payload_text(sizes: tuple[float, ...], regret: float) -> str:
     )
 
 
-def recall(
-    problem: Problem,
-    *,
-    loadaware: bool = True,
-    payload_bytes: float = UNKNOWN_PAYLOAD,
-    rack_link: float = DEFAULT_RACK_LINK,
-    host_mbit: float = DEFAULT_HOST_MBIT,
-    max_spout_pending: int = 0,
-    seconds: float = DEFAULT_SECONDS,
-    candidates: str = ",".join(CANDIDATES),
-) -> Placement | None:
-    """The plan :func:`plan` remembered for ``problem`` with these parameters (the memo of
-    the module docstring), or ``None``: a lookup that plans nothing, so a round makes it in
-    its own thread (:func:`~scheduler_py.algorithms.registry.recall`). ``seconds`` is a
-    budget, not something a plan depends on; parameters :func:`plan` refuses were never
-    remembered."""
-    names = tuple(n.strip() for n in candidates.split(",") if n.strip())
+PARAMS: dict[str, tuple[Any, str]] = {
+    "loadaware": (True, "Storm's load-aware messaging is on (the round sets it from conf)"),
+    "payload_bytes": (
+        UNKNOWN_PAYLOAD,
+        "bytes per tuple; 0: not known, plan for 256 B to 64 KiB (the snapshot carries none)",
+    ),
+    "rack_link": (DEFAULT_RACK_LINK, "a rack's uplink relative to one host's link"),
+    "host_mbit": (DEFAULT_HOST_MBIT, "Mbit/s of a node's link each way"),
+    "max_spout_pending": (0, "topology.max.spout.pending (0: unbounded; the round sets it)"),
+    "seconds": (DEFAULT_SECONDS, "the most time per topology, within the round's share"),
+    "candidates": (",".join(CANDIDATES), "comma-separated algorithms to score, in order"),
+}
+"""this algorithm's parameters: name -> (default, description)"""
+
+
+def recall(problem: Problem, **params: Any) -> Placement | None:
+    """The plan :func:`plan` remembered for ``problem`` with ``params`` (:data:`PARAMS`, the
+    defaults for those not given; the memo of the module docstring), or ``None``: a lookup that
+    plans nothing, so a round makes it in its own thread
+    (:func:`~scheduler_py.algorithms.registry.recall`). Parameters :func:`plan` refuses were
+    never remembered."""
+    given = {name: default for name, (default, _) in PARAMS.items()} | params
     ordered = canonical_nodes(problem)
-    params = (loadaware, payload_bytes, rack_link, host_mbit, max_spout_pending, names)
-    return _remembered(problem, ordered, _memo_key(problem, ordered, params))
+    memo_params = _memo_params(
+        given["loadaware"],
+        given["payload_bytes"],
+        given["rack_link"],
+        given["host_mbit"],
+        given["max_spout_pending"],
+        _candidate_names(given["candidates"]),
+    )
+    return _remembered(problem, ordered, _memo_key(problem, ordered, memo_params))
+
+
+def _candidate_names(candidates: str) -> list[str]:
+    return [n.strip() for n in candidates.split(",") if n.strip()]
+
+
+def _memo_params(
+    loadaware: bool,
+    payload_bytes: float,
+    rack_link: float,
+    host_mbit: float,
+    max_spout_pending: int,
+    names: list[str],
+) -> tuple:
+    """What of a plan's parameters its memo key holds (the time budget is not one)."""
+    return (loadaware, payload_bytes, rack_link, host_mbit, max_spout_pending, tuple(names))
 
 
 def _remembered(problem: Problem, ordered: list[Node], memo_key: tuple | None) -> Placement | None:
@@ -694,18 +722,7 @@ def _remembered(problem: Problem, ordered: list[Node], memo_key: tuple | None) -
     "model (the busiest host CPU, host link or rack uplink under Storm's routing), then moves "
     "executors off the bottleneck while the predicted rate rises; ties: fewer nodes, less "
     "traffic. Plans the same whatever the supervisor ids.",
-    params={
-        "loadaware": (True, "Storm's load-aware messaging is on (the round sets it from conf)"),
-        "payload_bytes": (
-            UNKNOWN_PAYLOAD,
-            "bytes per tuple; 0: not known, plan for 256 B to 64 KiB (the snapshot carries none)",
-        ),
-        "rack_link": (DEFAULT_RACK_LINK, "a rack's uplink relative to one host's link"),
-        "host_mbit": (DEFAULT_HOST_MBIT, "Mbit/s of a node's link each way"),
-        "max_spout_pending": (0, "topology.max.spout.pending (0: unbounded; the round sets it)"),
-        "seconds": (DEFAULT_SECONDS, "the most time per topology, within the round's share"),
-        "candidates": (",".join(CANDIDATES), "comma-separated algorithms to score, in order"),
-    },
+    params=PARAMS,
     recall=recall,
 )
 def plan(
@@ -725,7 +742,7 @@ def plan(
             f"{NAME}: seconds, rack_link and host_mbit must be > 0 and payload_bytes >= 0, "
             f"found {seconds}, {rack_link}, {host_mbit} and {payload_bytes}"
         )
-    names = [n.strip() for n in candidates.split(",") if n.strip()]
+    names = _candidate_names(candidates)
     known = registry.algorithms()
     if not names or any(n in (NAME, "auto") or n not in known for n in names):
         raise SchedulingError(
@@ -736,11 +753,10 @@ def plan(
     if budget.limited and budget.remaining() < own.remaining():
         own = budget
     ordered = canonical_nodes(problem)
-    memo_key = _memo_key(
-        problem,
-        ordered,
-        (loadaware, payload_bytes, rack_link, host_mbit, max_spout_pending, tuple(names)),
+    memo_params = _memo_params(
+        loadaware, payload_bytes, rack_link, host_mbit, max_spout_pending, names
     )
+    memo_key = _memo_key(problem, ordered, memo_params)
     remembered = _remembered(problem, ordered, memo_key)
     if remembered is not None:
         return remembered
