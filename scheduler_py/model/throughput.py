@@ -332,11 +332,9 @@ def measured_gains(topology: Topology) -> dict[tuple[str, str], float]:
     the measured pair traffic shows them — what the topology kept of them
     (:attr:`~scheduler_py.model.types.Topology.edge_gains`) when that traffic was replaced by
     the declared one; empty when no traffic was measured (the declared flows give the gains)."""
-    if topology.edge_gains:
-        return dict(topology.edge_gains)
-    if not topology.has_measured_traffic:
+    if not topology.edge_gains and not topology.has_measured_traffic:
         return {}
-    return _gains(topology, component_order(topology))
+    return _gains(topology, component_order(topology))  # the kept gains first, as it reads them
 
 
 def _gains(topology: Topology, order: list[str]) -> dict[tuple[str, str], float]:
