@@ -85,3 +85,17 @@ def test_a_worker_leaving_the_window_makes_the_topology_due():
     one_worker = [r for r in steady if r.port == 6700]
     reason = cadence.due("t", one_worker, now)
     assert reason and reason.startswith("workers changed") and "6701" in reason
+
+
+def test_the_cli_bounds_a_runs_spark_part_only_when_it_repeats():
+    import argparse
+
+    from scheduler_py.cli.aggregate import add_arguments, spark_timeout_ms
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert spark_timeout_ms(parser.parse_args(["--once"])) == 0
+    assert spark_timeout_ms(parser.parse_args(["--every", "10s"])) == 60_000
+    assert spark_timeout_ms(parser.parse_args(["--every", "90s"])) == 180_000
+    assert spark_timeout_ms(parser.parse_args(["--every", "10m"])) == 300_000
+    assert spark_timeout_ms(parser.parse_args(["--every", "30s", "--spark-timeout", "5s"])) == 5_000

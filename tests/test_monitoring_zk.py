@@ -203,6 +203,39 @@ def test_job_end_to_end(store, spark, tmp_path):
     assert store.read_aggregate("wc-1")["computed_at_ms"] == later + 10_000
 
 
+def test_a_spark_run_past_its_deadline_is_cancelled_and_aggregated_on_the_driver(
+    store, spark, tmp_path
+):
+    """A 1 ms deadline cancels the run's Spark jobs: the aggregate is still written, equal to
+    the driver's, nothing goes to the Parquet history, and the summary says why; the next run
+    with time enough is Spark's again."""
+    now = 10_000_000
+    publish_wordcount(store, "wc-1", now)
+    hurried = AggregationJob(
+        spark,
+        store,
+        JobConfig(window_ms=60_000, parquet=tmp_path / "pq", spark_timeout_ms=1),
+    )
+    summary = hurried.run_once(now_ms=now, running={"wc-1"})
+    assert summary.engine == "driver", summary
+    assert "did not finish within 0.001 s" in summary.spark_failure
+    assert not list((tmp_path / "pq").rglob("*.parquet"))
+    on_driver = store.read_aggregate("wc-1")
+    expected = AggregationJob(spark, store, JobConfig(window_ms=60_000, engine="driver"))
+    reference = expected.run_once(now_ms=now, running={"wc-1"}).documents["wc-1"]
+    for part in ("executors", "edges", "pairs", "components", "workers"):
+        assert on_driver[part] == reference[part], part
+
+    patient = AggregationJob(
+        spark,
+        store,
+        JobConfig(window_ms=60_000, parquet=tmp_path / "pq", spark_timeout_ms=600_000),
+    )
+    again = patient.run_once(now_ms=now, running={"wc-1"})
+    assert again.engine == "spark" and again.spark_failure == ""
+    assert list((tmp_path / "pq" / "executors").glob("topology_id=wc-1/*.parquet"))
+
+
 def test_cli_every_with_parquet_and_the_brain_reading_back(
     zookeeper, store, spark, tmp_path, capsys
 ):

@@ -60,6 +60,21 @@ def max_period_ms(args: argparse.Namespace) -> int:
     return min(STRETCH_FACTOR * args.every, MAX_STRETCH_MS)
 
 
+SPARK_TIMEOUT_MIN_MS = 60_000
+SPARK_TIMEOUT_MAX_MS = 300_000
+
+
+def spark_timeout_ms(args: argparse.Namespace) -> int:
+    """How long Spark's part of a run may take (``monitoring/job.py``): ``--spark-timeout``,
+    else with ``--every`` twice the period within 60 s..5 min, so that a hung Spark job delays
+    the brain's aggregates by at most that long; once: no limit."""
+    if args.spark_timeout is not None:
+        return args.spark_timeout
+    if not args.every:
+        return 0
+    return min(max(2 * args.every, SPARK_TIMEOUT_MIN_MS), SPARK_TIMEOUT_MAX_MS)
+
+
 parse_duration = duration_ms()
 """``500ms``, ``30s``, ``5m``, ``1h`` or a bare number of seconds → milliseconds
 (:mod:`scheduler_py.config.durations`, the syntax of every duration flag)."""
@@ -90,6 +105,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--master",
         default="local[1]",
         help="Spark master (default local[1]: one core; local[*], or any spark:// URL)",
+    )
+    parser.add_argument(
+        "--spark-timeout",
+        type=parse_duration,
+        metavar="DURATION",
+        help="cancel Spark's jobs of a run that takes longer and aggregate that run on the "
+        "driver, appending nothing to --parquet (default with --every: twice the period, "
+        f"{SPARK_TIMEOUT_MIN_MS // 1000} s to {SPARK_TIMEOUT_MAX_MS // 60_000} min; once: "
+        "no limit)",
     )
     parser.add_argument(
         "--spark-conf",
@@ -222,6 +246,8 @@ def _report(summary: Any, root: str, as_json: bool) -> None:
             f"{len(summary.documents)} topolog(ies) in {summary.seconds:.1f} s "
             f"({_phases(summary.phases)})"
         )
+    if summary.spark_failure:
+        done = f"{done}; on the driver: {summary.spark_failure}"
     deleted = f"deleted {summary.deleted_windows} old window(s)"
     if summary.deleted_topologies:
         deleted += f" and the znodes of {', '.join(summary.deleted_topologies)}"
@@ -305,6 +331,7 @@ def run(args: argparse.Namespace) -> int:
                 parquet=args.parquet,
                 period_ms=args.every or 0,
                 max_period_ms=max_period_ms(args),
+                spark_timeout_ms=spark_timeout_ms(args),
             ),
         )
         nimbus = None

@@ -15,7 +15,10 @@ One run (:meth:`AggregationJob.run_once`):
    (:func:`scheduler_py.monitoring.aggregate.aggregate_frames` says what is computed), or,
    when the input is at most ``JobConfig.driver_max_rows`` rows and no Parquet history is
    written, with the same rules on the driver (:mod:`.aggregate_local`: Spark's fixed cost
-   per cycle is most of a small cycle's CPU);
+   per cycle is most of a small cycle's CPU). Spark's part of a run is bounded by
+   ``JobConfig.spark_timeout_ms`` (:func:`~scheduler_py.monitoring.spark.bounded_jobs`): when
+   Spark fails or runs past it, that run aggregates on the driver, with a warning, and appends
+   nothing to the Parquet history, so the brain's aggregates stay fresh while Spark is down;
 4. change signal (``monitoring/change.py``): the mean of ``‖x − ref‖₁ / ‖ref‖₁`` over
    x = CPU % per executor and x = tuples/s per pair, against
    ``<root>/reference/<topology-id>`` (the first aggregate becomes the reference;
@@ -53,7 +56,8 @@ from scheduler_py.monitoring.documents import (
     fit_znode,
     parse_windows,
 )
-from scheduler_py.monitoring.records import WindowRecord, flatten
+from scheduler_py.monitoring.records import FlatRecords, WindowRecord, flatten
+from scheduler_py.monitoring.spark import SparkDeadline, bounded_jobs
 from scheduler_py.monitoring.traffic_source import estimate_topologies, kept_in_window
 
 if TYPE_CHECKING:
@@ -88,6 +92,9 @@ class JobConfig:
     """``auto``: on the driver up to :data:`DRIVER_MAX_ROWS` input rows without Parquet, else
     Spark; ``spark`` or ``driver``: always that one (``driver`` cannot write Parquet)"""
     driver_max_rows: int = DRIVER_MAX_ROWS
+    spark_timeout_ms: int = 0
+    """the longest Spark's part of a run may take before its jobs are cancelled and the run
+    aggregates on the driver instead; 0: no limit"""
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
@@ -123,6 +130,8 @@ class RunSummary:
     """topologies with new windows left for a later run (their counts are steady), and when"""
     engine: str = ""
     """``spark`` or ``driver``: what aggregated this run's tables; empty when nothing was"""
+    spark_failure: str = ""
+    """why Spark did not aggregate a run meant for it (the driver did): empty when it did"""
 
 
 class AggregationJob:
@@ -140,6 +149,8 @@ class AggregationJob:
         self._windows: dict[str, RawWindow] = {}
         self._parsed: ParseCache = {}
         self._runs = 0
+        self._spark_runs = 0
+        self._spark_failure = ""
         self.cadence = Cadence(config.period_ms, config.max_period_ms)
         self._warned: dict[str, set[str]] = {}
         """topology id -> the declared-edge warnings already logged (logged again only when
@@ -175,6 +186,7 @@ class AggregationJob:
         documents: dict[str, dict[str, Any]] = {}
         reasons: dict[str, list[str]] = {}
         steady: dict[str, str] = {}
+        self._spark_failure = ""
         self.cadence.forget(topologies)
         if not skip:
             documents, reasons, steady = self._aggregate(
@@ -198,6 +210,7 @@ class AggregationJob:
             phases=phases,
             steady=steady,
             engine=engine,
+            spark_failure=self._spark_failure,
         )
 
     def _aggregate(
@@ -240,16 +253,12 @@ class AggregationJob:
             self._warn_declared(topology_id, estimated.estimate.warnings(topology_id))
         phases["parse"] = time.perf_counter() - mark
         mark = time.perf_counter()
-        on_spark = self.config.uses_spark(input_rows(flat))
-        if not flat.records:
-            tables = Tables()
-        elif on_spark:
-            result = aggregate_frames(frames_from_rows(self.spark, flat, now - window))
-            tables = collect(result)
-            if self.config.parquet is not None:
-                write_parquet(result, self.config.parquet, now)
-        else:
-            tables = aggregate_local(flat, now - window)
+        tables: Tables | None = None
+        if flat.records and self.config.uses_spark(input_rows(flat)):
+            tables = self._on_spark(flat, now - window, now)
+        on_spark = tables is not None
+        if tables is None:
+            tables = aggregate_local(flat, now - window) if flat.records else Tables()
         phases["spark" if on_spark else "driver"] = time.perf_counter() - mark
         mark = time.perf_counter()
         documents = build_documents(
@@ -277,6 +286,40 @@ class AggregationJob:
         phases["write"] = time.perf_counter() - mark
         return documents, dict(parsed.reasons), steady
 
+    def _on_spark(self, flat: FlatRecords, cut_ms: int, now: int) -> Tables | None:
+        """The run's tables by Spark (and its Parquet rows), or ``None`` with a warning when
+        Spark failed or ran past ``spark_timeout_ms`` before the tables were collected: the
+        caller then aggregates on the driver. Tables collected before a failed Parquet write
+        are kept (that run's rows are missing from the history, with a warning)."""
+        self._spark_runs += 1
+        seconds = self.config.spark_timeout_ms / 1000
+        deadline: SparkDeadline | None = None
+        tables: Tables | None = None
+        tag = f"scheduler-py-run-{self._spark_runs}"
+        try:
+            with bounded_jobs(self.spark, seconds, tag) as deadline:
+                result = aggregate_frames(frames_from_rows(self.spark, flat, cut_ms))
+                tables = collect(result)
+                if self.config.parquet is not None:
+                    write_parquet(result, self.config.parquet, now)
+        except Exception as error:
+            self._spark_failure = _spark_failure(error, deadline)
+            if tables is None:
+                log.warning(
+                    "%s; this run aggregated on the driver instead%s, and Spark is tried again "
+                    "next run",
+                    self._spark_failure,
+                    ", appending nothing to the Parquet history" if self.config.parquet else "",
+                )
+            else:
+                log.warning(
+                    "%s while appending to the Parquet history in %s: the aggregates were "
+                    "written, this run's rows are missing from the history",
+                    self._spark_failure,
+                    self.config.parquet,
+                )
+        return tables
+
     def _warn_declared(self, topology_id: str, lines: list[str]) -> None:
         """One WARNING per edge priced as declared; again only when its reason changes."""
         warned = self._warned.setdefault(topology_id, set())
@@ -285,3 +328,14 @@ class AggregationJob:
                 log.warning("%s", line)
         warned.intersection_update(lines)
         warned.update(lines)
+
+
+def _spark_failure(error: Exception, deadline: SparkDeadline | None) -> str:
+    """One line on why Spark's part of a run did not finish."""
+    if deadline is not None and deadline.passed.is_set():
+        return (
+            f"Spark did not finish within {deadline.seconds:g} s (its jobs were cancelled; "
+            "is a Spark worker with free cores registered at the master?)"
+        )
+    first = (str(error).strip().splitlines() or [""])[0][:300]
+    return f"Spark failed ({type(error).__name__}: {first})"

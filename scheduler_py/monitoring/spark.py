@@ -12,7 +12,9 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,6 +52,55 @@ LOCAL_DEFAULTS: dict[str, str] = {
 }
 
 _SESSION: SparkSession | None = None
+
+CANCEL_AGAIN_SECS = 0.2
+"""Past its deadline, a bounded block's jobs are cancelled again this often, so that a job the
+block starts after the first cancellation is cancelled too."""
+
+
+class SparkDeadline:
+    """Whether a :func:`bounded_jobs` block ran past its deadline (its jobs were cancelled)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.passed = threading.Event()
+
+
+@contextmanager
+def bounded_jobs(spark: SparkSession, seconds: float, tag: str) -> Iterator[SparkDeadline]:
+    """The Spark jobs this thread starts inside the block carry the job tag ``tag``; once
+    ``seconds`` have passed, a watchdog thread cancels every job with that tag, and again every
+    :data:`CANCEL_AGAIN_SECS` until the block ends, so the block's Spark action fails instead of
+    waiting on a hung job (an executor lost, a master that grants no cores). ``seconds <= 0``:
+    no deadline. The yielded :class:`SparkDeadline` says whether it passed."""
+    deadline = SparkDeadline(seconds)
+    if seconds <= 0:
+        yield deadline
+        return
+    context = spark.sparkContext
+    done = threading.Event()
+
+    def watch() -> None:
+        if done.wait(seconds):
+            return
+        deadline.passed.set()
+        while not done.is_set():
+            try:
+                context.cancelJobsWithTag(tag)
+            except Exception:  # the context stopped meanwhile: the block fails on its own
+                return
+            done.wait(CANCEL_AGAIN_SECS)
+
+    context.addJobTag(tag)
+    watchdog = threading.Thread(target=watch, name=f"spark-deadline-{tag}", daemon=True)
+    watchdog.start()
+    try:
+        yield deadline
+    finally:
+        done.set()
+        watchdog.join()
+        with suppress(Exception):  # a stopped context keeps no tags
+            context.removeJobTag(tag)
 
 
 def spark_session(

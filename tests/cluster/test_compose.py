@@ -222,6 +222,34 @@ def test_monitor_records_and_the_aggregate_reach_zookeeper(compose, wordcount):
         client.stop()
 
 
+def _wait_for_measured_pairs(compose: ComposeProject, topology_id: str) -> None:
+    """Until the `aggregate` service has written an aggregate of ``topology_id`` with executor
+    pairs; a timeout names what ZooKeeper holds and shows the service's last log lines."""
+    client = connect(f"{compose.address('zookeeper')}:2181")
+    try:
+        store = MonitorStore(client, MONITOR_ROOT)
+
+        def seen() -> str:
+            aggregate = store.read_aggregate(topology_id) or {}
+            age = time.time() - aggregate.get("computed_at_ms", 0) / 1000
+            logs = compose.run("logs", "--no-color", "--tail", "30", "aggregate", check=False)
+            return (
+                f"(window znodes {len(store.load_windows(topology_id))}; aggregate of "
+                f"{aggregate.get('records')} records, {age:.0f} s old, "
+                f"{len(aggregate.get('pairs', []))} pairs; the aggregate service's last lines:\n"
+                f"{logs.stdout[-6000:]})"
+            )
+
+        wait_until(
+            lambda: (store.read_aggregate(topology_id) or {}).get("pairs"),
+            machine_timeout(300),
+            "an aggregate with measured executor pairs",
+            seen,
+        )
+    finally:
+        client.stop()
+
+
 def test_replan_dry_run_answers_inside_the_brain_container(compose, wordcount):
     result = compose.run(
         "exec", "-T", "brain", "scheduler-py", "replan", "--dry-run", NAME, timeout=300
