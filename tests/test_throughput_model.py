@@ -211,17 +211,20 @@ def test_measured_gains_and_what_the_declared_costs_keep_of_them() -> None:
     assert dataclasses.replace(declared, executor_cpu={"bolt#0": 5.0}).has_measured_costs
 
 
-def test_shipped_constants_on_the_recorded_runs() -> None:
-    # every recorded emulated-network run with a placement (docs/results/emulated-network/): the
-    # shipped constants predict the median run within 5 % and 90 % of them within 15 %
+def test_shipped_constants_on_the_recorded_network_bound_runs() -> None:
+    # every recorded emulated-network run of a network-bound topology with a placement
+    # (docs/results/emulated-network/): the shipped constants predict the median run within 5 %
+    # and 95 % of them within 15 %. The CPU-bound (-cpu) runs are the model's known miss
+    # (docs/algorithms/throughput-model.md, "Calibration and its error"): not claimed here.
     from scheduler_py.bench.cluster_calibration import all_samples, errors, summary
     from scheduler_py.model.throughput import DEFAULT_CONSTANTS
 
     samples = all_samples(["docs/results/emulated-network"])
-    assert len(samples) >= 100
-    found = summary(errors(samples, DEFAULT_CONSTANTS))
+    network_bound = [s for s in samples if not s.topology.endswith("-cpu")]
+    assert len(network_bound) >= 100
+    found = summary(errors(network_bound, DEFAULT_CONSTANTS))
     assert found["median_abs_error"] <= 0.05
-    assert found["within_15pct"] >= 0.9
+    assert found["within_15pct"] >= 0.95
 
 
 def test_each_spout_is_held_back_by_its_own_path() -> None:
