@@ -149,8 +149,6 @@ class AggregationJob:
         self._windows: dict[str, RawWindow] = {}
         self._parsed: ParseCache = {}
         self._runs = 0
-        self._spark_runs = 0
-        self._spark_failure = ""
         self.cadence = Cadence(config.period_ms, config.max_period_ms)
         self._warned: dict[str, set[str]] = {}
         """topology id -> the declared-edge warnings already logged (logged again only when
@@ -186,10 +184,10 @@ class AggregationJob:
         documents: dict[str, dict[str, Any]] = {}
         reasons: dict[str, list[str]] = {}
         steady: dict[str, str] = {}
-        self._spark_failure = ""
+        spark_failure = ""
         self.cadence.forget(topologies)
         if not skip:
-            documents, reasons, steady = self._aggregate(
+            documents, reasons, steady, spark_failure = self._aggregate(
                 raw, topologies, now, reset_reference, phases
             )
         engine = next((name for name in ("spark", "driver") if name in phases), "")
@@ -210,7 +208,7 @@ class AggregationJob:
             phases=phases,
             steady=steady,
             engine=engine,
-            spark_failure=self._spark_failure,
+            spark_failure=spark_failure,
         )
 
     def _aggregate(
@@ -220,7 +218,10 @@ class AggregationJob:
         now: int,
         reset_reference: bool,
         phases: dict[str, float],
-    ) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]], dict[str, str]]:
+    ) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]], dict[str, str], str]:
+        """The due topologies' documents, the corrupt records' reasons, the steady topologies
+        and why Spark did not aggregate a run meant for it (empty when it did or was not
+        meant to)."""
         mark = time.perf_counter()
         parsed = parse_windows(raw, cache=self._parsed, now_ms=now)
         for topology_id, reasons in parsed.reasons.items():
@@ -243,7 +244,7 @@ class AggregationJob:
                 steady[topology_id] = self.cadence.waiting(topology_id, now)
         if not due:
             phases["parse"] = time.perf_counter() - mark
-            return {}, dict(parsed.reasons), steady
+            return {}, dict(parsed.reasons), steady, ""
         wanted = set(due)
         records = [r for r in parsed.records if r.topology_id in wanted]
         flat = flatten(records, traffic_after_ms=now - window)
@@ -254,8 +255,9 @@ class AggregationJob:
         phases["parse"] = time.perf_counter() - mark
         mark = time.perf_counter()
         tables: Tables | None = None
+        spark_failure = ""
         if flat.records and self.config.uses_spark(input_rows(flat)):
-            tables = self._on_spark(flat, now - window, now)
+            tables, spark_failure = self._on_spark(flat, now - window, now)
         on_spark = tables is not None
         if tables is None:
             tables = aggregate_local(flat, now - window) if flat.records else Tables()
@@ -284,18 +286,19 @@ class AggregationJob:
             self.store.write_aggregate(topology_id, fit_znode(document))
             self.cadence.aggregated(topology_id, current[topology_id], now)
         phases["write"] = time.perf_counter() - mark
-        return documents, dict(parsed.reasons), steady
+        return documents, dict(parsed.reasons), steady, spark_failure
 
-    def _on_spark(self, flat: FlatRecords, cut_ms: int, now: int) -> Tables | None:
-        """The run's tables by Spark (and its Parquet rows), or ``None`` with a warning when
-        Spark failed or ran past ``spark_timeout_ms`` before the tables were collected: the
-        caller then aggregates on the driver. Tables collected before a failed Parquet write
-        are kept (that run's rows are missing from the history, with a warning)."""
-        self._spark_runs += 1
+    def _on_spark(self, flat: FlatRecords, cut_ms: int, now: int) -> tuple[Tables | None, str]:
+        """The run's tables by Spark (and its Parquet rows), and why Spark failed (empty when
+        it did not). The tables are ``None``, with a warning, when Spark failed or ran past
+        ``spark_timeout_ms`` before they were collected: the caller then aggregates on the
+        driver. Tables collected before a failed Parquet write are kept (that run's rows are
+        missing from the history, with a warning)."""
         seconds = self.config.spark_timeout_ms / 1000
         deadline: SparkDeadline | None = None
         tables: Tables | None = None
-        tag = f"scheduler-py-run-{self._spark_runs}"
+        failure = ""
+        tag = f"scheduler-py-run-{self._runs}"
         try:
             with bounded_jobs(self.spark, seconds, tag) as deadline:
                 result = aggregate_frames(frames_from_rows(self.spark, flat, cut_ms))
@@ -303,22 +306,22 @@ class AggregationJob:
                 if self.config.parquet is not None:
                     write_parquet(result, self.config.parquet, now)
         except Exception as error:
-            self._spark_failure = _spark_failure(error, deadline)
+            failure = _spark_failure(error, deadline)
             if tables is None:
                 log.warning(
                     "%s; this run aggregated on the driver instead%s, and Spark is tried again "
                     "next run",
-                    self._spark_failure,
+                    failure,
                     ", appending nothing to the Parquet history" if self.config.parquet else "",
                 )
             else:
                 log.warning(
                     "%s while appending to the Parquet history in %s: the aggregates were "
                     "written, this run's rows are missing from the history",
-                    self._spark_failure,
+                    failure,
                     self.config.parquet,
                 )
-        return tables
+        return tables, failure
 
     def _warn_declared(self, topology_id: str, lines: list[str]) -> None:
         """One WARNING per edge priced as declared; again only when its reason changes."""
