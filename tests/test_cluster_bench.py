@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from scheduler_py.bench import cli, cluster_report
+from scheduler_py.bench import cluster_adaptive as adaptive_bench
 from scheduler_py.bench.cluster import _settings, executor_placement
 from scheduler_py.bench.cluster_runs import (
     BRAIN_SCHEDULER,
@@ -31,6 +32,9 @@ from scheduler_py.bench.cluster_runs import (
     topology_spec,
 )
 from scheduler_py.bench.registry import BenchOptions, benchmarks
+from scheduler_py.config import keys
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_registered_under_its_exact_name() -> None:
@@ -57,8 +61,31 @@ def test_scheduler_names() -> None:
     assert brain.topology_conf == {"scheduler.brain.algorithm": "tdls"}
     adaptive = scheduler_spec("brain:adaptive")
     assert adaptive.adaptive and adaptive.brain and not adaptive.topology_conf
+    assert not adaptive.monitored and adaptive.follows_replans
+    monitored = scheduler_spec("brain:monitored")
+    assert monitored.monitored and monitored.brain and monitored.follows_replans
+    assert not monitored.topology_conf, "nothing set per topology: the service's default"
+    assert not scheduler_spec("brain:default").follows_replans
     with pytest.raises(ValueError, match="expected default, ras-default"):
         scheduler_spec("even")
+
+
+def test_the_monitored_brain_runs_the_monitor_the_install_guide_switches_on() -> None:
+    """``brain:monitored`` must measure what docs/install.md step 5 installs: the same
+    reporter class, present in the shim jar's sources and in deploy/monitor.yaml, and no
+    per-tuple hook; its aggregation is the guide's ``--every 30s``."""
+    (reporter,) = adaptive_bench.MONITORED_CONF["topology.metrics.reporters"]
+    name = reporter["class"]
+    source = REPO / "storm_plugin/src/main/java" / (name.replace(".", "/") + ".java")
+    assert source.is_file(), f"{name} is not a class of the shim jar ({source})"
+    assert f'class: "{name}"' in (REPO / "docs/install.md").read_text()
+    assert f'class: "{name}"' in (REPO / "deploy/monitor.yaml").read_text()
+    assert not any("hook" in key for key in adaptive_bench.MONITORED_CONF)
+    assert "--every 30s" in (REPO / "docs/install.md").read_text()
+    assert adaptive_bench.MONITORED_AGGREGATE_EVERY == "30s"
+    # the deadline leaves room for the shipped warm-up before the first re-plan
+    warmup = keys.by_name()["scheduler.reconfig.warmup.secs"].default
+    assert 2 * float(warmup) < adaptive_bench.MONITORED_DEADLINE_S
 
 
 def test_link_scoring_algorithms_are_told_the_emulated_networks_rack_link() -> None:

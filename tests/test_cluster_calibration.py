@@ -51,7 +51,9 @@ def test_every_cluster_result_is_a_source_whatever_its_file_name(tmp_path: Path)
     assert runs == 27
     # the same result under another name, one of its runs re-placed while it was measured
     moved = json.loads(RECORDED.read_text())
-    moved["runs"][0]["reconfigurations"] = [{"accepted": True}]
+    moved["runs"][0]["reconfigurations"] = [{"state": "completed"}]
+    # a re-plan the brain declined moved nothing: the run stays a sample
+    moved["runs"][1]["reconfigurations"] = [{"state": "declined"}]
     (tmp_path / "c2-default.json").write_text(json.dumps(moved))
     # JSON that is not a bench cluster result, and a file that is not JSON: no samples
     (tmp_path / "emulated-hosts.json").write_text(json.dumps({"hosts": document["runs"]}))

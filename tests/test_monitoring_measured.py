@@ -301,3 +301,29 @@ def test_declared_edges_with_nothing_to_scale_by_leave_the_traffic_declared():
     assert "traffic declared" in v.costs
     assert not v.problem.topology.has_measured_traffic
     assert v.problem.topology.executor_cpu  # the CPU is still measured
+
+
+def test_storms_execute_latencies_reach_the_model_in_seconds():
+    components = {
+        "split": {"cpu_percent": 55.0, "execute_ms": 0.62},
+        "count": {"cpu_percent": 20.0, "execute_ms": 0.0},  # no time measured: not kept
+        "spout": {"cpu_percent": 10.0},  # spouts have no execute latency
+        "gone": {"execute_ms": 3.0},  # not a component of the topology
+    }
+    topology = view(aggregate(pairs=_counts_mode_pairs(), components=components)).problem.topology
+    assert topology.execute_seconds == pytest.approx({"split": 0.00062})
+    assert not view(aggregate()).problem.topology.execute_seconds
+
+
+@pytest.mark.parametrize(
+    "components",
+    [
+        {"split": {"execute_ms": "slow"}},
+        {"split": {"execute_ms": float("nan")}},
+        ["split"],
+    ],
+)
+def test_a_malformed_execute_latency_leaves_the_declared_costs(components):
+    v = view(aggregate(components=components))
+    assert v.costs.startswith("declared (malformed aggregate: ")
+    assert not v.problem.topology.execute_seconds

@@ -185,6 +185,51 @@ def test_measured_work_seconds() -> None:
     assert measured_work_seconds(topology) == pytest.approx({"bolt": 5e-4, "spout": 1e-4})
 
 
+def test_measured_work_per_tuple_leaves_out_acks_and_the_idle_wait() -> None:
+    """Linear-CPU as the counts-mode monitor measured it (2026-12-03, the brain's plan):
+    a 0.4 ms burn per tuple everywhere; the spout also sends an ack-init per tuple; the sink,
+    alone on its host, burned 1.0 ms of thread CPU per tuple, mostly Storm's idle wait
+    strategy, while its execute took 0.62 ms."""
+    components = (
+        Component("word", 1, 10, is_spout=True),
+        Component("exclaim", 1, 10),
+        Component("sink", 1, 10),
+        Component("__acker", 1, 10, is_system=True),
+    )
+    edges = (Edge("word", "exclaim", 1.0), Edge("exclaim", "sink", 1.0))
+    pairs = {
+        ("word#0", "exclaim#0"): 195.0,
+        ("word#0", "__acker#0"): 195.0,
+        ("exclaim#0", "sink#0"): 195.0,
+        ("exclaim#0", "__acker#0"): 195.0,
+        ("sink#0", "__acker#0"): 195.0,
+        ("__acker#0", "word#0"): 195.0,
+    }
+    cpu = {"word#0": 8.1, "exclaim#0": 8.3, "sink#0": 19.8, "__acker#0": 14.4}
+    topology = Topology(
+        "t",
+        components,
+        edges,
+        executor_cpu=cpu,
+        pair_traffic=pairs,
+        execute_seconds={"exclaim": 0.0066, "sink": 0.00062},
+    )
+    work = measured_work_seconds(topology)
+    assert work == pytest.approx(
+        {"word": 0.081 / 195, "exclaim": 0.083 / 195, "sink": 0.00062}, rel=1e-9
+    )
+    # without latencies the thread CPU stands, spin included
+    unbounded = measured_work_seconds(dataclasses.replace(topology, execute_seconds={}))
+    assert unbounded["sink"] == pytest.approx(0.198 / 195)
+    # a spout feeding two components on one stream emits each tuple once
+    fan_out = dataclasses.replace(
+        topology,
+        edges=(*edges, Edge("word", "sink", 1.0)),
+        pair_traffic={**pairs, ("word#0", "sink#0"): 195.0},
+    )
+    assert measured_work_seconds(fan_out)["word"] == pytest.approx(0.081 / 195)
+
+
 def test_measured_gains_and_what_the_declared_costs_keep_of_them() -> None:
     # the bolt receives 400 tuples/s and sends 40: it filters 90 % of them
     declared = Topology(

@@ -55,7 +55,10 @@ default, ras-default, brain:locality × load-aware on × 2 repetitions, shorter 
 by the monitor, the aggregation and the trigger while it runs; ``adaptive_algorithm``
 (``locality``) is its re-plans' algorithm, ``adaptive_placed_by`` (``even``) its first
 placement's. ``brain:default``: the brain with nothing set per
-topology (the service's default algorithm); ``brain_args`` passes ``scheduler-py serve``
+topology (the service's default algorithm); ``brain:monitored``: the same with the worker
+monitor (counts mode), the aggregation (every 30 s) and the re-plan on measured costs as
+``docs/install.md`` installs them, measured once that re-plan has ended
+(:data:`scheduler_py.bench.cluster_runs.MONITORED`); ``brain_args`` passes ``scheduler-py serve``
 options to the brain (e.g. ``--algorithm throughput --param host_mbit=100``: a network the
 service is told once). Every run's placement is predicted by the throughput model
 (``scheduler_py/model/throughput.py``) beside its measured rate.
@@ -409,6 +412,7 @@ def _measure(
             if spec.adaptive
             else {}
         ),
+        **(adaptive.MONITORED_CONF if spec.monitored else {}),
         "topology.disable.loadaware.messaging": not key.loadaware,
         "bench.latency.dir": str(latency_dir),
     }
@@ -428,24 +432,28 @@ def _measure(
 
     submitted = time.monotonic()
     try:
-        if spec.adaptive:
-            cluster.start_aggregation(
-                adaptive.AGGREGATE_EVERY,
-                scratch / f"aggregate-{index}.log",
-                window=adaptive.AGGREGATE_WINDOW,
+        if spec.follows_replans:
+            every, window = (
+                (adaptive.MONITORED_AGGREGATE_EVERY, adaptive.MONITORED_AGGREGATE_WINDOW)
+                if spec.monitored
+                else (adaptive.AGGREGATE_EVERY, adaptive.AGGREGATE_WINDOW)
             )
+            cluster.start_aggregation(every, scratch / f"aggregate-{index}.log", window=window)
         topology_id = jvm_topologies.submit(topology.jvm_kind, name, conf, env=cluster.env)
         result["topology_id"] = topology_id
         _wait_acking(cluster, name, settings["ready_timeout"])
         ready_at = time.monotonic()
         result["ready_s"] = ready_at - submitted
-        if spec.adaptive:
+        if spec.follows_replans:
             result.update(
                 adaptive.follow(
                     lambda: cluster.spout_counts(name),
                     lambda: cluster.history(name),
                     ready_at,
                     settle_s=settings["warmup"],
+                    deadline_s=(
+                        adaptive.MONITORED_DEADLINE_S if spec.monitored else adaptive.DEADLINE_S
+                    ),
                 )
             )
         else:
@@ -509,7 +517,7 @@ def _measure(
             cluster.kill(name)
         except Exception as error:
             result.setdefault("error", f"kill failed: {error}")
-        if spec.adaptive:
+        if spec.follows_replans:
             cluster.stop_aggregation()
     result["load_average"] = os.getloadavg()[0]
     return result

@@ -49,6 +49,18 @@ AGGREGATE_EVERY, AGGREGATE_WINDOW = "10", "20s"
 POLL_S = 10.0
 DEADLINE_S = 300.0
 """The target's 5 minutes, counted from the first acked tuple of every spout."""
+
+COUNTS_REPORTER = "io.schedulerpy.storm.monitor.CountsReporter"
+MONITORED_CONF: dict[str, object] = {"topology.metrics.reporters": [{"class": COUNTS_REPORTER}]}
+"""What ``docs/install.md`` step 5 adds to the supervisors' ``storm.yaml``, given here in the
+monitored topology's own conf so that the other schedulers' runs carry nothing of ours."""
+MONITORED_AGGREGATE_EVERY, MONITORED_AGGREGATE_WINDOW = "30s", "60s"
+"""``docs/install.md`` step 2's aggregation: ``--every 30s`` and the default window."""
+MONITORED_DEADLINE_S = 600.0
+"""The shipped warm-up (120 s), two aggregates to be steady, a drain (≤ 60 s) and the workers'
+restart (≤ 120 s), with a margin; a run that has not ended its re-plan by then is measured as
+it is (its ``reconfigurations`` say what happened)."""
+
 TARGET_SHARE = 0.9
 TERMINAL = ("completed", "rolled_back", "failed", "declined")
 

@@ -5,12 +5,12 @@ constants fitted to them.
 Every run of a ``bench cluster`` result under ``docs/results/emulated-network/`` (and
 ``bench-results/``) — any ``*.json`` whose ``benchmark`` is ``cluster``, whatever its file is
 called — that recorded where Nimbus put its executors (``runs[].placement``) and kept them
-there while it was measured (no ``reconfigurations``) is one sample: the JVM topology as
-:func:`scheduler_py.bench.cluster_links.model_topology` describes it, on the emulated hosts of
-its file (CPU quota, rack, ``host_mbit``, ``interrack_mbit``), its payload and per-tuple CPU
-from its conf (``bench.payload.bytes``, ``bench.cpu.micros``), load-aware messaging as it ran.
-:func:`errors` predicts each; :func:`fit` searches the constants that minimise the
-root-mean-square log error (Nelder-Mead on the logarithms, from the shipped
+there while it was measured (no ``reconfigurations`` but declined ones) is one sample: the JVM
+topology as :func:`scheduler_py.bench.cluster_links.model_topology` describes it, on the
+emulated hosts of its file (CPU quota, rack, ``host_mbit``, ``interrack_mbit``), its payload
+and per-tuple CPU from its conf (``bench.payload.bytes``, ``bench.cpu.micros``), load-aware
+messaging as it ran. :func:`errors` predicts each; :func:`fit` searches the constants that
+minimise the root-mean-square log error (Nelder-Mead on the logarithms, from the shipped
 :data:`~scheduler_py.model.throughput.DEFAULT_CONSTANTS`). ``scheduler-py bench
 cluster_calibration`` prints the error per topology × scheduler with the shipped constants and
 with the fitted ones, and writes ``cluster_calibration.json``."""
@@ -102,8 +102,8 @@ def sample_of(run: Mapping[str, Any], hosts: Any, source: str = "") -> Sample | 
     topology = model_topology(str(run.get("topology", "")))
     if not placement or topology is None or not run.get("throughput"):
         return None
-    if run.get("reconfigurations"):  # measured partly on another placement than the one kept
-        return None
+    if any(e.get("state") != "declined" for e in run.get("reconfigurations") or []):
+        return None  # measured partly on another placement than the one kept
     node_of: dict[str, str] = {}
     worker_of: dict[str, int] = {}
     for component in topology.components:

@@ -57,11 +57,28 @@ class SchedulerSpec:
     topology_conf: Mapping[str, object] = field(default_factory=dict)
     adaptive: bool = False
     """``brain:adaptive``: its conf comes from :mod:`scheduler_py.bench.cluster_adaptive`"""
+    monitored: bool = False
+    """``brain:monitored``: the shipped default with the worker monitor, the aggregation and
+    the reconfiguration as ``docs/install.md`` installs them
+    (:data:`scheduler_py.bench.cluster_adaptive.MONITORED`)"""
+
+    @property
+    def follows_replans(self) -> bool:
+        """The run waits for the adaptive path's re-plan before it measures."""
+        return self.adaptive or self.monitored
 
     @property
     def brain(self) -> bool:
         return self.cluster_class == "brain"
 
+
+MONITORED = "brain:monitored"
+"""The brain as ``docs/install.md`` installs it, worker monitor included: nothing set per
+topology (the service's default algorithm places it on declared costs), the monitor's shipped
+counts mode, the aggregation every 30 s, and the reconfiguration's shipped settings (a re-plan
+once the first steady aggregate is in, after the 120 s warm-up; ``scheduler_py/config/keys.py``).
+The benchmark waits for that re-plan to end (or for
+:data:`scheduler_py.bench.cluster_adaptive.MONITORED_DEADLINE_S`), then measures."""
 
 BRAIN_DEFAULT = "brain:default"
 """The brain with no per-topology setting: the service's default algorithm
@@ -75,7 +92,9 @@ def scheduler_spec(name: str) -> SchedulerSpec:
     DefaultResourceAwareStrategy / GenericResourceAwareStrategy), ``brain:<algorithm>`` (our
     shim and brain, ``scheduler.brain.algorithm`` per topology), ``brain:default`` (our shim
     and brain with nothing set per topology: the service's default algorithm, as an operator
-    who sets nothing gets), ``brain:adaptive`` (placed by ``even``, re-placed while it runs:
+    who sets nothing gets), ``brain:monitored`` (the same, with the worker monitor, the
+    aggregation and the re-plan on measured costs as ``docs/install.md`` installs them),
+    ``brain:adaptive`` (placed by ``even``, re-placed while it runs:
     :mod:`scheduler_py.bench.cluster_adaptive`)."""
     if name == "default":
         return SchedulerSpec(name, "default", DEFAULT_SCHEDULER)
@@ -91,6 +110,9 @@ def scheduler_spec(name: str) -> SchedulerSpec:
     if name == BRAIN_DEFAULT:
         # the service's own default algorithm: no per-topology setting at all
         return SchedulerSpec(name, "brain", BRAIN_SCHEDULER, {})
+    if name == MONITORED:
+        # nothing set per topology; the monitor's conf comes from cluster_adaptive.py
+        return SchedulerSpec(name, "brain", BRAIN_SCHEDULER, {}, monitored=True)
     if name == "brain:adaptive":
         # placed by `even`, re-placed by the monitor and the trigger (cluster_adaptive.py)
         return SchedulerSpec(name, "brain", BRAIN_SCHEDULER, {}, adaptive=True)
@@ -101,8 +123,8 @@ def scheduler_spec(name: str) -> SchedulerSpec:
         )
     raise ValueError(
         f"unknown scheduler {name!r}: expected default, ras-default, ras-generic or "
-        f"brain:<algorithm> (e.g. {', '.join(ALL_SCHEDULERS)}), {BRAIN_DEFAULT} or "
-        "brain:adaptive"
+        f"brain:<algorithm> (e.g. {', '.join(ALL_SCHEDULERS)}), {BRAIN_DEFAULT}, "
+        f"{MONITORED} or brain:adaptive"
     )
 
 

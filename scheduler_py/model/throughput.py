@@ -148,30 +148,53 @@ class Throughput:
 
 def measured_work_seconds(topology: Topology) -> dict[str, float]:
     """Per component, the measured CPU seconds per tuple it handles: its executors' measured
-    CPU (% of a core) over the tuples/s they receive (emit, for a spout) in the measured pair
-    traffic — only where both were measured (pair traffic in tuples/s); what the topology
-    kept of them (:attr:`~scheduler_py.model.types.Topology.work_seconds`) when they were
-    replaced by its declared resources."""
+    CPU (% of a core) over the tuples it handles in the measured pair traffic (pair traffic in
+    tuples/s) — only where both were measured; what the topology kept of them
+    (:attr:`~scheduler_py.model.types.Topology.work_seconds`) when they were replaced by its
+    declared resources.
+
+    - A bolt handles what it receives from user components. Its thread's CPU also holds what
+      Storm's idle wait strategy burns between tuples (``topology.bolt.wait.strategy``
+      ``WaitStrategyProgressive``: up to 1,000 ``parkNanos(1)`` before it sleeps;
+      ``docs/results/wait-strategy/``), which a lightly fed bolt's CPU is mostly made of, so
+      its CPU per tuple is capped at Storm's measured execute latency
+      (:attr:`~scheduler_py.model.types.Topology.execute_seconds`), the time a tuple spent in
+      ``execute``.
+    - A spout handles the tuples it emits: the most it sends to any one component it feeds
+      (every subscriber of a stream receives each tuple once); the ack-init messages it sends
+      the ackers are not tuples it emits."""
     if topology.work_seconds:
         return dict(topology.work_seconds)
     if not topology.executor_cpu or not topology.pair_traffic:
         return {}
     component = topology.component_of_executor
+    system = {c.id for c in topology.components if c.is_system}
     received: dict[str, float] = defaultdict(float)
-    sent: dict[str, float] = defaultdict(float)
+    sent: dict[tuple[str, str], float] = defaultdict(float)
     for src, dst, rate in topology.pair_traffics():
-        received[component.get(dst, "")] += rate
-        sent[component.get(src, "")] += rate
+        source, target = component.get(src, ""), component.get(dst, "")
+        if source in system or target in system:
+            continue
+        received[target] += rate
+        sent[(source, target)] += rate
+    emitted: dict[str, float] = defaultdict(float)
+    for (source, _), rate in sent.items():
+        emitted[source] = max(emitted[source], rate)
     cpu: dict[str, float] = defaultdict(float)
     for eid, percent in topology.executor_cpu.items():
         if eid in component:
             cpu[component[eid]] += percent / 100.0
     result = {}
     for comp, cores in cpu.items():
+        if comp in system:
+            continue
         spout = topology.component_by_id[comp].is_spout
-        tuples = sent[comp] if spout else received[comp]
+        tuples = emitted[comp] if spout else received[comp]
         if tuples > 0:
             result[comp] = cores / tuples
+            latency = topology.execute_seconds.get(comp, 0.0)
+            if not spout and latency > 0:
+                result[comp] = min(result[comp], latency)
     return result
 
 

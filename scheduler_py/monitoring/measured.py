@@ -44,7 +44,7 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from scheduler_py.config import keys
@@ -239,6 +239,9 @@ class MeasuredCosts:
     """``exact`` (hooks), ``estimated`` (Storm's counts), ``mixed``, or ``declared``"""
     declared_edges: tuple[str, ...] = ()
     """component edges ``a->b`` priced as declared (the aggregate's ``declared_edges``)"""
+    execute_seconds: Mapping[str, float] = field(default_factory=dict)
+    """component -> Storm's mean execute latency in seconds (the aggregate's per-component
+    ``execute_ms``, counts mode: ``docs/monitoring-format.md``)"""
 
     @property
     def note(self) -> str:
@@ -404,7 +407,27 @@ def costs_from_aggregate(
         declared=declared,
         traffic_source=source,
         declared_edges=tuple(f"{a}->{b}" for a, b in sorted(flagged)),
+        execute_seconds=_execute_seconds(aggregate, topology),
     )
+
+
+def _execute_seconds(aggregate: Mapping[str, Any], topology: Topology) -> dict[str, float]:
+    """component -> mean execute latency (s) of the aggregate's ``components`` that are
+    components of ``topology`` and carry an ``execute_ms`` (bolts, counts mode)."""
+    components = aggregate.get("components")
+    if components is None:
+        return {}
+    if not isinstance(components, Mapping):
+        raise NotUsable(f"malformed aggregate: components is {components!r:.60}, expected a map")
+    known = {c.id for c in topology.components}
+    result = {}
+    for name, entry in components.items():
+        if name not in known or not isinstance(entry, Mapping) or "execute_ms" not in entry:
+            continue
+        latency = _number(entry["execute_ms"], f"{name}'s execute_ms")
+        if latency > 0:
+            result[name] = latency / 1000.0
+    return result
 
 
 def _declared_edges(
@@ -531,6 +554,7 @@ def apply_costs(topology: Topology, costs: MeasuredCosts) -> Topology:
         edges=tuple(edges),
         executor_cpu=dict(costs.executor_cpu),
         pair_traffic=dict(costs.pair_traffic),
+        execute_seconds=dict(costs.execute_seconds),
     )
 
 
