@@ -303,16 +303,29 @@ def test_declared_edges_with_nothing_to_scale_by_leave_the_traffic_declared():
     assert v.problem.topology.executor_cpu  # the CPU is still measured
 
 
-def test_storms_execute_latencies_reach_the_model_in_seconds():
+def test_cpu_per_tuple_is_measured_against_tuples_and_capped_by_execute_latency():
+    # CPU (aggregate()): spouts 5 + 5 %, splits 5 + 40 + 5 %, counts 3 × 5 %; the spouts emit
+    # 60 tuples/s to the splits, which send 90 to the counts
     components = {
-        "split": {"cpu_percent": 55.0, "execute_ms": 0.62},
-        "count": {"cpu_percent": 20.0, "execute_ms": 0.0},  # no time measured: not kept
-        "spout": {"cpu_percent": 10.0},  # spouts have no execute latency
+        "split": {"execute_ms": 0.5},
+        "count": {"execute_ms": 0.0},  # no time measured: not used
+        "spout": {},  # spouts have no execute latency
         "gone": {"execute_ms": 3.0},  # not a component of the topology
     }
-    topology = view(aggregate(pairs=_counts_mode_pairs(), components=components)).problem.topology
-    assert topology.execute_seconds == pytest.approx({"split": 0.00062})
-    assert not view(aggregate()).problem.topology.execute_seconds
+    pairs = [(s, d, 10.0, 0.0) for s in SPOUT for d in SPLIT]
+    pairs += [(s, d, 10.0, 0.0) for s in SPLIT for d in COUNT]
+    counted = view(aggregate(pairs=pairs, components=components)).problem.topology
+    assert counted.work_seconds == pytest.approx(
+        {"spout": 0.10 / 60, "split": 0.0005, "count": 0.15 / 90}
+    )
+    # the same tuple rates priced in bytes (exact mode): still per tuple, not per byte
+    sized = [(s, d, n, 800.0 * n) for s, d, n, _ in pairs]
+    exact = view(aggregate(pairs=sized, components=components)).problem.topology
+    assert exact.pair_traffic[("spout#0", "split#0")] == 8000.0
+    assert exact.work_seconds == pytest.approx(counted.work_seconds)
+    # without latencies a bolt's thread CPU stands, its idle wait included
+    plain = view(aggregate(pairs=pairs)).problem.topology
+    assert plain.work_seconds["split"] == pytest.approx(0.50 / 60)
 
 
 @pytest.mark.parametrize(
@@ -326,4 +339,4 @@ def test_storms_execute_latencies_reach_the_model_in_seconds():
 def test_a_malformed_execute_latency_leaves_the_declared_costs(components):
     v = view(aggregate(components=components))
     assert v.costs.startswith("declared (malformed aggregate: ")
-    assert not v.problem.topology.execute_seconds
+    assert not v.problem.topology.work_seconds

@@ -212,14 +212,13 @@ def test_measured_work_per_tuple_leaves_out_acks_and_the_idle_wait() -> None:
         edges,
         executor_cpu=cpu,
         pair_traffic=pairs,
-        execute_seconds={"exclaim": 0.0066, "sink": 0.00062},
     )
-    work = measured_work_seconds(topology)
+    work = measured_work_seconds(topology, {"exclaim": 0.0066, "sink": 0.00062})
     assert work == pytest.approx(
         {"word": 0.081 / 195, "exclaim": 0.083 / 195, "sink": 0.00062}, rel=1e-9
     )
     # without latencies the thread CPU stands, spin included
-    unbounded = measured_work_seconds(dataclasses.replace(topology, execute_seconds={}))
+    unbounded = measured_work_seconds(topology)
     assert unbounded["sink"] == pytest.approx(0.198 / 195)
     # a spout feeding two components on one stream emits each tuple once
     fan_out = dataclasses.replace(

@@ -146,20 +146,22 @@ class Throughput:
         return {"predicted_throughput": self.rate, "bottleneck": self.bottleneck}
 
 
-def measured_work_seconds(topology: Topology) -> dict[str, float]:
+def measured_work_seconds(
+    topology: Topology, execute_seconds: Mapping[str, float] | None = None
+) -> dict[str, float]:
     """Per component, the measured CPU seconds per tuple it handles: its executors' measured
     CPU (% of a core) over the tuples it handles in the measured pair traffic (pair traffic in
-    tuples/s) — only where both were measured; what the topology kept of them
-    (:attr:`~scheduler_py.model.types.Topology.work_seconds`) when they were replaced by its
-    declared resources.
+    tuples/s) — only where both were measured; the topology's own
+    :attr:`~scheduler_py.model.types.Topology.work_seconds` when it has them (set with its
+    measured costs, kept when those were replaced by its declared resources).
 
     - A bolt handles what it receives from user components. Its thread's CPU also holds what
       Storm's idle wait strategy burns between tuples (``topology.bolt.wait.strategy``
       ``WaitStrategyProgressive``: up to 1,000 ``parkNanos(1)`` before it sleeps;
       ``docs/results/wait-strategy/``), which a lightly fed bolt's CPU is mostly made of, so
-      its CPU per tuple is capped at Storm's measured execute latency
-      (:attr:`~scheduler_py.model.types.Topology.execute_seconds`), the time a tuple spent in
-      ``execute``.
+      its CPU per tuple is capped at Storm's measured execute latency, the time a tuple spent in
+      ``execute`` (``execute_seconds``: bolt component -> seconds, the aggregate's
+      ``execute_ms``).
     - A spout handles the tuples it emits: the most it sends to any one component it feeds
       (every subscriber of a stream receives each tuple once); the ack-init messages it sends
       the ackers are not tuples it emits."""
@@ -192,7 +194,7 @@ def measured_work_seconds(topology: Topology) -> dict[str, float]:
         tuples = emitted[comp] if spout else received[comp]
         if tuples > 0:
             result[comp] = cores / tuples
-            latency = topology.execute_seconds.get(comp, 0.0)
+            latency = (execute_seconds or {}).get(comp, 0.0)
             if not spout and latency > 0:
                 result[comp] = min(result[comp], latency)
     return result

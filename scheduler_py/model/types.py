@@ -144,16 +144,13 @@ class Topology:
     executor_cpu: Mapping[str, float] = field(default_factory=dict)
     pair_traffic: Mapping[tuple[str, str], float] = field(default_factory=dict)
     work_seconds: Mapping[str, float] = field(default_factory=dict)
-    """component -> measured CPU seconds per tuple it handles, kept for the throughput model
-    when the executors' measured CPU and traffic are replaced by their declared resources
-    (``scheduler_py/scheduling/verified.py``, ``declared_view``); empty: derived from
-    ``executor_cpu`` and ``pair_traffic`` where both were measured
+    """component -> measured CPU seconds per tuple it handles: set with the measured costs
+    (``scheduler_py/monitoring/measured.py``, from the tuple rates and Storm's execute
+    latencies), and kept for the throughput model when the executors' measured CPU and
+    traffic are replaced by their declared resources (``scheduler_py/scheduling/verified.py``,
+    ``declared_view``); empty: derived from ``executor_cpu`` and ``pair_traffic`` (in
+    tuples/s) where both were measured
     (:func:`~scheduler_py.model.throughput.measured_work_seconds`)"""
-    execute_seconds: Mapping[str, float] = field(default_factory=dict)
-    """bolt component -> Storm's measured mean execute latency in seconds (the wall time its
-    ``execute`` took per tuple, storm-client's ``BoltExecutorStats``), which bounds the CPU a
-    tuple costs it (:func:`~scheduler_py.model.throughput.measured_work_seconds`); empty:
-    not measured"""
     edge_gains: Mapping[tuple[str, str], float] = field(default_factory=dict)
     """user edge ``(source, target)`` -> the tuples it carries per tuple its source handles
     (a spout: emits), as the measured pair traffic showed them, kept for the throughput model
@@ -168,7 +165,6 @@ class Topology:
         object.__setattr__(self, "executor_cpu", _frozen_map(self.executor_cpu))
         object.__setattr__(self, "pair_traffic", _frozen_map(self.pair_traffic))
         object.__setattr__(self, "work_seconds", _frozen_map(self.work_seconds))
-        object.__setattr__(self, "execute_seconds", _frozen_map(self.execute_seconds))
         object.__setattr__(self, "edge_gains", _frozen_map(self.edge_gains))
         ids = [c.id for c in self.components]
         if len(set(ids)) != len(ids):
@@ -244,14 +240,8 @@ class Topology:
     def has_measured_costs(self) -> bool:
         """Whether anything of the topology was measured: executor CPU, pair traffic, or what
         was kept of them in place of the declared resources (:attr:`work_seconds`,
-        :attr:`edge_gains`), execute latencies; such costs change every measuring window."""
-        return bool(
-            self.executor_cpu
-            or self.pair_traffic
-            or self.work_seconds
-            or self.edge_gains
-            or self.execute_seconds
-        )
+        :attr:`edge_gains`); such costs change every measuring window."""
+        return bool(self.executor_cpu or self.pair_traffic or self.work_seconds or self.edge_gains)
 
     def pair_traffics(self) -> Iterator[tuple[str, str, float]]:
         """Every executor pair with non-zero traffic: ``(source id, target id, rate)``.

@@ -20,6 +20,10 @@ with ``--zookeeper``:
   not list (its worker is missing) gets, towards each executor of a downstream component,
   the mean measured per-pair rate of that component edge; component edges carry the
   measured totals (edges seen only in measurements are added, grouping ``unknown``);
+* ``work_seconds``: each component's measured CPU per tuple for the throughput model, from
+  its CPU and its tuples/s (also when the traffic is in bytes/s), a bolt's at most Storm's
+  execute latency (the aggregate's ``execute_ms``;
+  :func:`~scheduler_py.model.throughput.measured_work_seconds`);
 * the pairs are exact (the hooks, ``traffic_source: exact``), estimated from Storm's counts
   (``estimated``, counts mode: ``monitoring/pair_estimate.py``) or both (``mixed``); an edge the
   aggregate lists in ``declared_edges`` (a grouping the estimate does not model, missing or
@@ -49,6 +53,7 @@ from typing import Any
 
 from scheduler_py.config import keys
 from scheduler_py.model.flows import declared_weights
+from scheduler_py.model.throughput import measured_work_seconds
 from scheduler_py.model.types import Edge, Topology
 from scheduler_py.monitoring import znodes
 
@@ -239,9 +244,12 @@ class MeasuredCosts:
     """``exact`` (hooks), ``estimated`` (Storm's counts), ``mixed``, or ``declared``"""
     declared_edges: tuple[str, ...] = ()
     """component edges ``a->b`` priced as declared (the aggregate's ``declared_edges``)"""
+    tuple_traffic: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    """:attr:`pair_traffic` in tuples/s whatever :attr:`unit` is: what the CPU per tuple is
+    measured against"""
     execute_seconds: Mapping[str, float] = field(default_factory=dict)
     """component -> Storm's mean execute latency in seconds (the aggregate's per-component
-    ``execute_ms``, counts mode: ``docs/monitoring-format.md``)"""
+    ``execute_ms``: ``docs/monitoring-format.md``)"""
 
     @property
     def note(self) -> str:
@@ -372,6 +380,9 @@ def costs_from_aggregate(
     total_tuples = sum(t for _, _, t, b in raw if b > 0)
     total_bytes = sum(b for _, _, _, b in raw)
     pairs: dict[tuple[str, str], float] = defaultdict(float)
+    tuple_pairs: dict[tuple[str, str], float] = defaultdict(float)
+    for src, dst, tuples, _ in raw:
+        tuple_pairs[(src, dst)] += tuples
     if total_bytes > 0:
         unit = "bytes/s"
         per_tuple = total_bytes / total_tuples if total_tuples else 0.0
@@ -379,10 +390,10 @@ def costs_from_aggregate(
             pairs[(src, dst)] += size if size > 0 else tuples * per_tuple
     else:
         unit = "tuples/s"
-        for src, dst, tuples, _ in raw:
-            pairs[(src, dst)] += tuples
+        pairs = defaultdict(float, tuple_pairs)
     measured_sources = set(cpu)
     _fill_unmeasured_sources(topology, pairs, measured_sources)
+    _fill_unmeasured_sources(topology, tuple_pairs, measured_sources)
     source = aggregate.get("traffic_source", "exact")
     if not isinstance(source, str):
         raise NotUsable(f"malformed aggregate: traffic_source is {source!r}")
@@ -394,6 +405,8 @@ def costs_from_aggregate(
         if not _price_declared(topology, pairs, flagged, per_tuple):
             pairs.clear()
             source = "declared"
+        if not _price_declared(topology, tuple_pairs, flagged, 1.0):
+            tuple_pairs.clear()
 
     declared = tuple(e.id for e in topology.executors if e.id not in cpu)
     end = _number(aggregate.get("window_end_ms"), "window_end_ms")
@@ -407,6 +420,7 @@ def costs_from_aggregate(
         declared=declared,
         traffic_source=source,
         declared_edges=tuple(f"{a}->{b}" for a, b in sorted(flagged)),
+        tuple_traffic={k: v for k, v in tuple_pairs.items() if v > 0},
         execute_seconds=_execute_seconds(aggregate, topology),
     )
 
@@ -533,7 +547,8 @@ def _fill_unmeasured_sources(
 
 
 def apply_costs(topology: Topology, costs: MeasuredCosts) -> Topology:
-    """``topology`` with the measured CPU, pair traffic and component-edge totals."""
+    """``topology`` with the measured CPU, pair traffic, component-edge totals and CPU per
+    tuple (from the tuple rates, whatever unit the traffic is in)."""
     component_of = {e.id: e.component for e in topology.executors}
     totals: dict[tuple[str, str], float] = defaultdict(float)
     for (src, dst), rate in costs.pair_traffic.items():
@@ -554,7 +569,15 @@ def apply_costs(topology: Topology, costs: MeasuredCosts) -> Topology:
         edges=tuple(edges),
         executor_cpu=dict(costs.executor_cpu),
         pair_traffic=dict(costs.pair_traffic),
-        execute_seconds=dict(costs.execute_seconds),
+        work_seconds=measured_work_seconds(
+            replace(
+                topology,
+                executor_cpu=costs.executor_cpu,
+                pair_traffic=costs.tuple_traffic,
+                work_seconds={},
+            ),
+            costs.execute_seconds,
+        ),
     )
 
 
