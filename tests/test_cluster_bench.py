@@ -372,6 +372,27 @@ def test_cpu_target() -> None:
     assert passed is True and detail.startswith("brain:rstorm 3 host(s) at 110/s")
 
 
+def test_rows_measured_at_different_times_after_the_first_acks_are_not_compared() -> None:
+    # brain:monitored waits for its re-plan (330 s), RAS only the warm-up (40 s): the
+    # topology's rate was still rising, so neither target compares them
+    runs = [
+        run("default", 100, 50, 3, measured_from_s=40.0),
+        run("ras-default", 100, 50, 3, kind="cpu", measured_from_s=41.0),
+        run("brain:monitored", 120, 40, 3, kind="cpu", measured_from_s=330.0),
+    ]
+    rows = summarise(runs)
+    assert rows[2]["measured_from_s_median"] == 330.0
+    passed, detail = cpu_target(rows, "linear", True)
+    assert passed is None
+    assert "brain:monitored measured from 330 s" in detail and "--set warmup=330" in detail
+    assert network_target(rows, "linear", True)[0] is None
+    # measured as late as each other: compared
+    runs[1] = run("ras-default", 100, 50, 3, kind="cpu", measured_from_s=300.0)
+    runs[0] = run("default", 100, 50, 3, measured_from_s=300.0)
+    assert cpu_target(summarise(runs), "linear", True)[0] is True
+    assert network_target(summarise(runs), "linear", True)[0] is False  # 1.20× default
+
+
 def test_run_key_group() -> None:
     assert RunKey(1, "star", "default", False).group == ("star", "default", False)
 

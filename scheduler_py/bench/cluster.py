@@ -460,6 +460,7 @@ def _measure(
             time.sleep(settings["warmup"])
         counters = _Counters(cluster)
         start = aligned_counts(cluster, name)
+        result["measured_from_s"] = time.monotonic() - ready_at
         counters.begin()
         start_ms = int(time.time() * 1000)
         histograms_start = read_histograms(latency_dir)
