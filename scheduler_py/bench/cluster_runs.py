@@ -433,7 +433,7 @@ def summarise(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 MEASURED_FROM_TOLERANCE_S = 60.0
 """How far apart two rows' measured intervals may start (seconds after every spout first
-acked) and still be compared: a CPU-bound topology's rate still rose 25-30 % between 30-90 s
+acked) and still be compared: a CPU-bound topology's rate still rose 20-33 % between 30-95 s
 and 150 s after its first acks on the emulated hosts
 (``docs/results/emulated-network/throughput-default/README.md``, sixth set)."""
 
