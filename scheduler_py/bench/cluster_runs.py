@@ -60,7 +60,7 @@ class SchedulerSpec:
     monitored: bool = False
     """``brain:monitored``: the shipped default with the worker monitor, the aggregation and
     the reconfiguration as ``docs/install.md`` installs them
-    (:data:`scheduler_py.bench.cluster_adaptive.MONITORED`)"""
+    (:data:`MONITORED`)"""
 
     @property
     def follows_replans(self) -> bool:
