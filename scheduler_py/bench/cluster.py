@@ -45,7 +45,9 @@ Options (``--set key=value``): ``topologies`` (default linear, diamond, star and
 ``-cpu`` variants), ``schedulers`` (default, ras-default, ras-generic, brain:rstorm, t3,
 online, metis, td, tdls, locality, links, adaptive), ``loadaware`` (on, off or both; default
 both), ``repetitions``
-(3), ``warmup``, ``interval`` (s), ``order`` (serpentine or cycle), ``restart`` (nimbus,
+(3), ``warmup`` (``steady``, the default: until the spouts' acked rate has levelled off,
+:mod:`scheduler_py.bench.cluster_warmup`; or a fixed time, ``--quick``'s 20 s),
+``interval`` (s), ``order`` (serpentine or cycle), ``restart`` (nimbus,
 cluster or run), ``ready_timeout`` (s), ``emulation``
 (auto, yes, no), ``monitor`` (no), ``supervisors`` (loopback only), ``compiler`` (``c2``,
 the JVM's default that operators run, or ``c1``: ``deploy/cluster-up.sh``'s quick-start
@@ -81,7 +83,13 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_py.bench import cluster_adaptive as adaptive
-from scheduler_py.bench import cluster_calibration, cluster_report, default_orders, report
+from scheduler_py.bench import (
+    cluster_calibration,
+    cluster_report,
+    cluster_warmup,
+    default_orders,
+    report,
+)
 from scheduler_py.bench.checkout import REPO
 from scheduler_py.bench.cluster_links import link_check, routed_links
 from scheduler_py.bench.cluster_report import draw, median_text, progress, tables
@@ -124,7 +132,7 @@ PAPER = "emulated multi-host cluster vs Storm's DefaultScheduler and RAS"
 TOPOLOGIES = ("linear", "diamond", "star", "linear-cpu", "diamond-cpu", "star-cpu")
 QUICK_TOPOLOGIES = ("linear",)
 REPETITIONS, QUICK_REPETITIONS = 3, 2
-WARMUP_S, QUICK_WARMUP_S = 60.0, 20.0
+QUICK_WARMUP_S = 20.0
 INTERVAL_S, QUICK_INTERVAL_S = 120.0, 30.0
 READY_TIMEOUT_S = 240.0
 """From ``storm jar`` until every spout executor has acked: a scheduling round, worker JVMs
@@ -450,13 +458,17 @@ def _measure(
                     lambda: cluster.spout_counts(name),
                     lambda: cluster.history(name),
                     ready_at,
-                    settle_s=settings["warmup"],
+                    settle_s=0.0 if settings["steady_warmup"] else settings["warmup"],
                     deadline_s=(
                         adaptive.MONITORED_DEADLINE_S if spec.monitored else adaptive.DEADLINE_S
                     ),
                 )
             )
-        else:
+        if settings["steady_warmup"]:
+            result.update(
+                cluster_warmup.wait_levelled_off(lambda: cluster.spout_counts(name), ready_at)
+            )
+        elif not spec.follows_replans:
             time.sleep(settings["warmup"])
         counters = _Counters(cluster)
         start = aligned_counts(cluster, name)
@@ -735,6 +747,15 @@ def _positive_int(extra: Mapping[str, str], key: str) -> int | None:
     return int(value)
 
 
+def _warmup_text(settings: Mapping[str, Any]) -> str:
+    if settings["steady_warmup"]:
+        return (
+            f"until the acked rate levels off ({cluster_warmup.SHORTEST_S:g}–"
+            f"{cluster_warmup.LONGEST_S:g} s)"
+        )
+    return f"{settings['warmup']:g} s"
+
+
 def _settings(options: BenchOptions) -> dict[str, Any]:
     extra, quick = options.extra, options.quick
     known = {
@@ -758,6 +779,9 @@ def _settings(options: BenchOptions) -> dict[str, Any]:
     if order not in ("serpentine", "cycle"):
         raise ValueError(f"order expects serpentine or cycle, got {order!r}")
 
+    steady_warmup = extra.get("warmup", str(QUICK_WARMUP_S) if quick else cluster_warmup.STEADY)
+    steady_warmup = steady_warmup == cluster_warmup.STEADY
+
     def names(key: str, default: Sequence[str]) -> list[str]:
         return [p.strip() for p in extra.get(key, ",".join(default)).split(",") if p.strip()]
 
@@ -766,8 +790,11 @@ def _settings(options: BenchOptions) -> dict[str, Any]:
         "schedulers": names("schedulers", QUICK_SCHEDULERS if quick else ALL_SCHEDULERS),
         "loadaware": parse_bool_list(extra.get("loadaware", "on" if quick else "both")),
         "repetitions": int(extra.get("repetitions", QUICK_REPETITIONS if quick else REPETITIONS)),
-        "warmup": seconds_setting(
-            extra, "warmup", QUICK_WARMUP_S if quick else WARMUP_S, allow_zero=True
+        "steady_warmup": steady_warmup,
+        "warmup": (
+            cluster_warmup.SHORTEST_S
+            if steady_warmup
+            else seconds_setting(extra, "warmup", QUICK_WARMUP_S, allow_zero=True)
         ),
         "interval": seconds_setting(extra, "interval", QUICK_INTERVAL_S if quick else INTERVAL_S),
         "ready_timeout": seconds_setting(extra, "ready_timeout", READY_TIMEOUT_S),
@@ -801,8 +828,9 @@ def run(options: BenchOptions) -> None:
     starts = cluster_starts(order)
     restarts = {"nimbus": 1, "cluster": starts, "run": len(order)}[settings["restart"]]
     starts = max(starts, restarts)
+    warmup_estimate = cluster_warmup.TYPICAL_S if settings["steady_warmup"] else settings["warmup"]
     estimate = (
-        len(order) * (settings["warmup"] + settings["interval"] + RUN_OVERHEAD_S)
+        len(order) * (warmup_estimate + settings["interval"] + RUN_OVERHEAD_S)
         + restarts * CLUSTER_START_S
         + (starts - restarts) * NIMBUS_RESTART_S
     )
@@ -811,7 +839,7 @@ def run(options: BenchOptions) -> None:
         f"{len(order)} runs ({', '.join(topologies)} × {', '.join(settings['schedulers'])} × "
         f"load-aware {'/'.join('on' if v else 'off' for v in settings['loadaware'])} × "
         f"{settings['repetitions']}), {starts} scheduler-class starts (restart: "
-        f"{settings['restart']}), warm-up {settings['warmup']:g} s, "
+        f"{settings['restart']}), warm-up {_warmup_text(settings)}, "
         f"interval {settings['interval']:g} s; workers on {settings['compiler'].upper()}; "
         f"estimated {estimate / 60:.0f} min; "
         f"cluster {settings['cluster_dir']} (port offset {settings['port_offset']}); "

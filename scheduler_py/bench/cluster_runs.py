@@ -426,6 +426,11 @@ def summarise(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                     r.get("predicted_internode_traffic") for r in ok
                 ),
                 "measured_from_s_median": median(r.get("measured_from_s") for r in ok),
+                "levelled_off_runs": (
+                    sum(1 for r in ok if r["warmup_levelled_off"])
+                    if ok and all("warmup_levelled_off" in r for r in ok)
+                    else None
+                ),
             }
         )
     return rows
@@ -441,15 +446,26 @@ and 150 s after its first acks on the emulated hosts
 def not_comparable(a: Mapping[str, Any], b: Mapping[str, Any]) -> str | None:
     """Why rows ``a`` and ``b`` cannot be compared — their runs were measured at very
     different times after the topology first acked (a ``brain:monitored`` run waits for its
-    re-plan, the others only the warm-up) — or ``None``."""
+    re-plan, the others only a fixed warm-up) while the rate of either may still have been
+    rising — or ``None``. Rows whose every run was measured after its rate levelled off are
+    comparable however long each took to level off."""
+    if all(_levelled_off(row) for row in (a, b)):
+        return None
     start_a, start_b = a.get("measured_from_s_median"), b.get("measured_from_s_median")
     if start_a is None or start_b is None or abs(start_a - start_b) <= MEASURED_FROM_TOLERANCE_S:
         return None
     return (
         f"not comparable: {a['scheduler']} measured from {start_a:.0f} s after its first acks, "
-        f"{b['scheduler']} from {start_b:.0f} s (--set warmup={max(start_a, start_b):.0f} "
-        "measures every run that late)"
+        f"{b['scheduler']} from {start_b:.0f} s (--set warmup=steady measures each run once "
+        f"its rate has levelled off, --set warmup={max(start_a, start_b):.0f} every run that "
+        "late)"
     )
+
+
+def _levelled_off(row: Mapping[str, Any]) -> bool:
+    """Every run of the row was measured after its acked rate levelled off
+    (``--set warmup=steady``, :mod:`scheduler_py.bench.cluster_warmup`)."""
+    return row.get("levelled_off_runs") is not None and row["levelled_off_runs"] == row["runs"]
 
 
 def baseline(
