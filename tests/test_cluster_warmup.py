@@ -120,6 +120,7 @@ def test_recorded_cpu_bound_timelines_end_their_warm_up_near_the_rate_measured_l
 
 def test_a_full_run_warms_up_until_steady_and_a_number_still_means_seconds() -> None:
     assert _settings(BenchOptions())["steady_warmup"] is True
+    assert _settings(BenchOptions())["warmup"] is None
     fixed = _settings(BenchOptions(extra={"warmup": "300"}))
     assert fixed["steady_warmup"] is False and fixed["warmup"] == 300.0
     quick = _settings(BenchOptions(quick=True))

@@ -792,7 +792,7 @@ def _settings(options: BenchOptions) -> dict[str, Any]:
         "repetitions": int(extra.get("repetitions", QUICK_REPETITIONS if quick else REPETITIONS)),
         "steady_warmup": steady_warmup,
         "warmup": (
-            cluster_warmup.SHORTEST_S
+            None
             if steady_warmup
             else seconds_setting(extra, "warmup", QUICK_WARMUP_S, allow_zero=True)
         ),
