@@ -60,3 +60,27 @@ def test_every_cluster_result_is_a_source_whatever_its_file_name(tmp_path: Path)
     (tmp_path / "notes.json").write_text("{ not json")
     (tmp_path / "list.json").write_text("[1, 2]")
     assert len(cluster_calibration.all_samples([str(tmp_path)])) == runs - 1
+
+
+def test_runs_are_told_apart_by_whether_their_rate_had_levelled_off(tmp_path: Path) -> None:
+    # the sixth set: RAS measured after its 30 s warm-up, brain:monitored after its re-plan
+    monitored = Path("docs/results/emulated-network/throughput-default/c2-cpu-monitored.json")
+    samples = cluster_calibration.samples_of(monitored)
+    assert {s.kind for s in samples} == {"cpu"}
+    by_scheduler = {s.scheduler: [] for s in samples}
+    for sample in samples:
+        by_scheduler[sample.scheduler].append(sample.levelled_off)
+    assert by_scheduler == {"ras-default": [False] * 6, "brain:monitored": [True] * 6}
+    # a run that recorded when its interval began is taken at its word
+    document = json.loads(monitored.read_text())
+    document["runs"][0]["measured_from_s"] = 302.6
+    (tmp_path / "late.json").write_text(json.dumps(document))
+    first = cluster_calibration.samples_of(tmp_path / "late.json")[0]
+    assert first.scheduler == "ras-default" and first.levelled_off
+    found = cluster_calibration.errors(samples, cluster_calibration.DEFAULT_CONSTANTS)
+    rows = cluster_calibration.by_when_measured(found)
+    assert [(r["kind"], r["levelled_off"], r["runs"]) for r in rows] == [
+        ("cpu", False, 6),
+        ("cpu", True, 6),
+    ]
+    assert cluster_calibration.samples_of(RECORDED)[0].kind == "network"

@@ -51,6 +51,12 @@ recorded run sends most tuples between workers, so the fit drives it to zero, wh
 make a plan that keeps everything in one worker infinitely fast."""
 
 
+LEVELLED_OFF_S = 150.0
+"""From when a run counts as measured at its levelled-off rate: the CPU-bound topologies with
+C2 workers on the emulated hosts ran at 0.75–0.83× their later rate 30–95 s after their
+first acks and levelled off from about 150 s
+(``docs/results/emulated-network/throughput-default/README.md``, sixth set)."""
+
 JVM_SPOUT_PENDING = 1000
 """``topology.max.spout.pending`` of the JVM topologies when a run's conf does not set it
 (``topologies/README.md``, "JVM topologies")."""
@@ -68,6 +74,15 @@ class Sample:
     problem: Problem
     placement: Placement
     inputs: ThroughputInputs
+    kind: str = "network"
+    """``network`` or ``cpu`` (``bench cluster``'s topology kinds)"""
+    measured_from_s: float | None = None
+    """How long after the first acks its measured interval began (:func:`_measured_from`)."""
+
+    @property
+    def levelled_off(self) -> bool:
+        """Measured late enough for its rate to have levelled off (:data:`LEVELLED_OFF_S`)."""
+        return self.measured_from_s is not None and self.measured_from_s >= LEVELLED_OFF_S
 
 
 def samples_of(path: Path) -> list[Sample]:
@@ -79,16 +94,27 @@ def samples_of(path: Path) -> list[Sample]:
         return []
     if not isinstance(document, Mapping) or document.get("benchmark") != BENCHMARK:
         return []
+    settings = document.get("settings")
+    warmup = settings.get("warmup") if isinstance(settings, Mapping) else None
     found = (
-        sample_of(run, document.get("emulated_hosts"), str(path.parent))
+        sample_of(
+            run,
+            document.get("emulated_hosts"),
+            str(path.parent),
+            warmup if isinstance(warmup, (int, float)) else None,
+        )
         for run in document.get("runs", [])
     )
     return [sample for sample in found if sample is not None]
 
 
-def sample_of(run: Mapping[str, Any], hosts: Any, source: str = "") -> Sample | None:
+def sample_of(
+    run: Mapping[str, Any], hosts: Any, source: str = "", warmup_s: float | None = None
+) -> Sample | None:
     """One run as the model sees it, on the emulated hosts ``hosts`` (the ``emulated_hosts``
-    of its ``cluster.json``); ``None`` when it recorded no placement of a modelled topology."""
+    of its ``cluster.json``); ``None`` when it recorded no placement of a modelled topology.
+    ``warmup_s``: its file's fixed warm-up, for a run that did not record when its interval
+    began."""
     if not isinstance(hosts, Mapping) or not hosts.get("hosts"):
         return None
     host_of = {h["address"]: h["name"] for h in hosts["hosts"]}
@@ -137,7 +163,21 @@ def sample_of(run: Mapping[str, Any], hosts: Any, source: str = "") -> Sample | 
         Problem(nodes, topology),
         Placement(topology.id, node_of, worker_of=worker_of),
         inputs,
+        kind="cpu" if micros > 0 else "network",
+        measured_from_s=_measured_from(run, warmup_s),
     )
+
+
+def _measured_from(run: Mapping[str, Any], warmup_s: float | None) -> float | None:
+    """``runs[].measured_from_s``; before it was recorded, the fixed warm-up, counted from the
+    end of the reconfiguration in a run that waited for one (``reconfigured_s``)."""
+    recorded = run.get("measured_from_s")
+    if isinstance(recorded, (int, float)):
+        return float(recorded)
+    if warmup_s is None:
+        return None
+    waited = run.get("reconfigured_s")
+    return warmup_s + (float(waited) if isinstance(waited, (int, float)) else 0.0)
 
 
 def predicted_run(run: Mapping[str, Any], hosts: Any) -> dict[str, Any]:
@@ -233,6 +273,18 @@ def summary(found: Sequence[tuple[Sample, float, str]]) -> dict[str, float]:
     }
 
 
+def by_when_measured(found: Sequence[tuple[Sample, float, str]]) -> list[dict[str, Any]]:
+    """The error per topology kind, of the runs measured before their rate levelled off
+    (:data:`LEVELLED_OFF_S`) and of those measured after."""
+    rows = []
+    for kind in ("network", "cpu"):
+        for levelled in (False, True):
+            chosen = [f for f in found if f[0].kind == kind and f[0].levelled_off == levelled]
+            if chosen:
+                rows.append({"kind": kind, "levelled_off": levelled, **summary(chosen)})
+    return rows
+
+
 def print_table(caption: str, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     table = Table(header, caption)
     for row in rows:
@@ -251,10 +303,31 @@ def run(options: BenchOptions) -> None:
     print_table(
         "Throughput model, shipped constants: predicted / measured − 1", header, _rows(shipped)
     )
-    result: dict[str, Any] = {
-        "shipped": {"constants": DEFAULT_CONSTANTS.__dict__, "error": summary(shipped)},
-    }
     print("shipped constants:", summary(shipped))
+    when = by_when_measured(shipped)
+    print_table(
+        f"Shipped constants, by when the run was measured (levelled off: ≥ {LEVELLED_OFF_S:g} s "
+        "after the first acks)",
+        ["kind", "measured", "runs", "median |error|", "largest", "within ±15 %"],
+        [
+            [
+                r["kind"],
+                "levelled off" if r["levelled_off"] else "earlier",
+                r["runs"],
+                f"{r['median_abs_error']:.1%}",
+                f"{r['max_abs_error']:.0%}",
+                f"{r['within_15pct']:.1%}",
+            ]
+            for r in when
+        ],
+    )
+    result: dict[str, Any] = {
+        "shipped": {
+            "constants": DEFAULT_CONSTANTS.__dict__,
+            "error": summary(shipped),
+            "by_when_measured": when,
+        },
+    }
     if options.extra.get("fit", "yes") != "no":
         fitted = fit(samples)
         found = errors(samples, fitted)
