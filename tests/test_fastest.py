@@ -19,6 +19,8 @@ from scheduler_py.algorithms.fastest import (
     canonical_problem,
     conf_params,
     model_inputs,
+    payload_sizes,
+    predicted_rates,
     shortlist,
 )
 from scheduler_py.bench.cluster_links import model_topology
@@ -126,6 +128,24 @@ def test_a_given_tuple_size_is_planned_for_alone_and_said_so() -> None:
     placement = registry.run("throughput", problem, EMULATED | {"seconds": 5.0})
     assert placement.report["payload"] == "8 KiB per tuple (given)"
     assert "predicted_by_payload" not in placement.report
+
+
+def test_a_measured_tuple_size_is_planned_for_alone_and_a_given_one_wins() -> None:
+    problem = _problem("star", [f"h{i}" for i in range(1, 7)])
+    measured = dataclasses.replace(
+        problem, topology=dataclasses.replace(problem.topology, payload_bytes=94.0)
+    )
+    network = {"host_mbit": 100.0, "max_spout_pending": 1000, "seconds": 5.0}
+    placement = registry.run("throughput", measured, network)
+    assert placement.report["payload"] == "94 B per tuple (measured)"
+    assert "predicted_by_payload" not in placement.report
+    # the same plan as when the operator gives that size
+    given = registry.run("throughput", problem, network | {"payload_bytes": 94.0})
+    assert dict(placement.node_of) == dict(given.node_of)
+    # the re-plan judgement scores at that size only; a given size still wins
+    assert set(predicted_rates(measured, placement.node_of, network)) == {94.0}
+    assert set(predicted_rates(measured, placement.node_of, {"payload_bytes": 8192.0})) == {8192.0}
+    assert payload_sizes(0.0, problem.topology) == PAYLOAD_HYPOTHESES
 
 
 def test_large_cluster_uses_a_shortlist_and_stays_valid() -> None:

@@ -98,3 +98,13 @@ def test_counts_mode_edges_show_bytes_as_unknown_not_zero():
     assert rows["count"][-1] == "0", "an idle edge has 0 bytes/s, known"
     exact = render(DOCUMENT | {"traffic_source": "exact", "edges": edges}, 1_065_000)
     assert "n/a" not in exact.split("change signal")[0]
+
+
+def test_the_netty_totals_and_the_tuple_size_they_give_are_shown():
+    wire = {"sent_messages_per_s": 300.0, "written_bytes_per_s": 26_200.0, "workers": 2}
+    unsized = render(DOCUMENT | {"wire": wire}, 1_065_000)
+    assert "300.0 messages/s, 26200 bytes/s written by Netty" in unsized
+    assert "tuple size not estimated" in unsized
+    sized = render(DOCUMENT | {"wire": wire | {"payload_bytes": 200.0}}, 1_065_000)
+    assert "200 B per user tuple" in sized
+    assert "between workers:" not in render(DOCUMENT, 1_065_000)

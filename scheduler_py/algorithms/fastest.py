@@ -75,7 +75,7 @@ from scheduler_py.model.throughput import (
     renamed_bottleneck,
     throughput,
 )
-from scheduler_py.model.types import MBIT, Node, NodeTable, Placement, Problem
+from scheduler_py.model.types import MBIT, Node, NodeTable, Placement, Problem, Topology
 
 NAME = "throughput"
 CANDIDATES = ("locality", "td", "rstorm", "even")
@@ -115,8 +115,10 @@ SHORTLIST_SPARE = 2.0
 DEFAULT_HOST_MBIT = 1000.0
 """Mbit/s of a node's link each way when the node gives none (1 Gbit/s Ethernet)"""
 UNKNOWN_PAYLOAD = 0.0
-"""``payload_bytes`` when the tuple size is not known (the default: Storm's snapshot carries
-none): the plan is made for every size in :data:`PAYLOAD_HYPOTHESES`"""
+"""``payload_bytes`` when the tuple size is not given (the default: Storm's snapshot carries
+none): the plan is made for the size the worker monitor measured
+(:attr:`~scheduler_py.model.types.Topology.payload_bytes`), else for every size in
+:data:`PAYLOAD_HYPOTHESES`"""
 PAYLOAD_HYPOTHESES = (256.0, 4096.0, 65536.0)
 """bytes per tuple a plan must hold up under when the tuple size is not known. A small tuple
 makes the hosts' CPU the bottleneck, a large one the links; which plan is fastest changes
@@ -639,13 +641,25 @@ def _reported(sizes: tuple[float, ...]) -> int:
 
 
 def _size_text(size: float) -> str:
-    return f"{size / 1024:g} KiB" if size >= 1024 else f"{size:g} B"
+    return f"{size / 1024:.3g} KiB" if size >= 1024 else f"{size:.0f} B"
 
 
-def _payload_text(sizes: tuple[float, ...], regret: float) -> str:
+def payload_sizes(payload_bytes: float, topology: Topology) -> tuple[float, ...]:
+    """The tuple sizes a plan is made for: ``payload_bytes`` when given (> 0), else the
+    measured one (:attr:`~scheduler_py.model.types.Topology.payload_bytes`, from the
+    workers' Netty totals: ``monitoring/wire_size.py``), else every size of
+    :data:`PAYLOAD_HYPOTHESES`."""
+    if payload_bytes > 0:
+        return (payload_bytes,)
+    if topology.payload_bytes > 0:
+        return (topology.payload_bytes,)
+    return PAYLOAD_HYPOTHESES
+
+
+def _payload_text(sizes: tuple[float, ...], regret: float, given: bool) -> str:
     """What the plan assumed of the tuple size, for its report and Storm's status."""
     if len(sizes) == 1:
-        return f"{_size_text(sizes[0])} per tuple (given)"
+        return f"{_size_text(sizes[0])} per tuple ({'given' if given else 'measured'})"
     shown = ", ".join(_size_text(s) for s in sizes)
     return (
         f"tuple size not measured: the plan keeps {regret:.0%} of the best predicted rate "
@@ -657,7 +671,7 @@ PARAMS: dict[str, tuple[Any, str]] = {
     "loadaware": (True, "Storm's load-aware messaging is on (the round sets it from conf)"),
     "payload_bytes": (
         UNKNOWN_PAYLOAD,
-        "bytes per tuple; 0: not known, plan for 256 B to 64 KiB (the snapshot carries none)",
+        "bytes per tuple; 0: the measured size, else plan for 256 B to 64 KiB",
     ),
     "rack_link": (DEFAULT_RACK_LINK, "a rack's uplink relative to one host's link"),
     "host_mbit": (DEFAULT_HOST_MBIT, "Mbit/s of a node's link each way"),
@@ -761,7 +775,7 @@ def plan(
     if remembered is not None:
         return remembered
     canonical, back = _renamed_problem(problem, ordered)
-    sizes = (payload_bytes,) if payload_bytes > 0 else PAYLOAD_HYPOTHESES
+    sizes = payload_sizes(payload_bytes, problem.topology)
     inputs, costs = model_inputs(
         canonical, loadaware, sizes[0], rack_link, host_mbit, max_spout_pending
     )
@@ -824,7 +838,7 @@ def plan(
         "bottleneck": result.bottleneck,
         "work_costs": costs,
         "link_capacities": link_capacities(canonical, host_mbit, rack_link),
-        "payload": _payload_text(sizes, regret),
+        "payload": _payload_text(sizes, regret, given=payload_bytes > 0),
         "evaluations": sum(s.evaluations for s in scorers),
         "candidates": tried,
     }
@@ -948,15 +962,16 @@ def predicted_text(summary: Mapping[str, Any]) -> str:
 def predicted_rates(
     problem: Problem, node_of: Mapping[str, str], params: Mapping[str, Any] | None = None
 ) -> dict[float, Throughput]:
-    """The model's answer for the plan ``node_of`` (executor -> node id of ``problem``) at
-    every tuple size this algorithm plans for with ``params`` (its registered parameters, as
-    the round passes them): the given ``payload_bytes``, else each of
-    :data:`PAYLOAD_HYPOTHESES`. What a re-plan by this algorithm is judged on: the running
-    placement and the new plan, each scored as it stands (``scheduling/proposal.py``)."""
+    """The model's answer for the plan ``node_of`` (executor -> node id of ``problem``) at every
+    tuple size this algorithm plans for with ``params`` (its registered parameters, as the round
+    passes them): the given ``payload_bytes``, else the measured one, else each of
+    :data:`PAYLOAD_HYPOTHESES` (:func:`payload_sizes`). What a re-plan by this algorithm is
+    judged on: the running placement and the new plan, each scored as it stands
+    (``scheduling/proposal.py``)."""
     info = registry.get(NAME)
     given = {key: default for key, (default, _) in info.params.items()}
     given |= registry.coerce_params(info, params)
-    sizes = (given["payload_bytes"],) if given["payload_bytes"] > 0 else PAYLOAD_HYPOTHESES
+    sizes = payload_sizes(given["payload_bytes"], problem.topology)
     inputs, _ = model_inputs(
         problem,
         given["loadaware"],

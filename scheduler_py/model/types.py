@@ -158,6 +158,10 @@ class Topology:
     (``scheduler_py/scheduling/verified.py``, ``declared_view``): a bolt that emits 3 tuples
     per input, or filters most of them, is still scored so; the traffic volumes stay declared.
     Empty: derived from the flows (:func:`~scheduler_py.model.throughput.measured_gains`)"""
+    payload_bytes: float = 0.0
+    """measured bytes of a user tuple between workers, Storm's per-message framing left out
+    (``scheduler_py/monitoring/wire_size.py``), for the throughput model's links; 0: not
+    measured"""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "components", tuple(self.components))
@@ -166,6 +170,11 @@ class Topology:
         object.__setattr__(self, "pair_traffic", _frozen_map(self.pair_traffic))
         object.__setattr__(self, "work_seconds", _frozen_map(self.work_seconds))
         object.__setattr__(self, "edge_gains", _frozen_map(self.edge_gains))
+        if not math.isfinite(self.payload_bytes) or self.payload_bytes < 0:
+            raise ValueError(
+                f"topology {self.id!r}: payload_bytes must be a finite number >= 0, "
+                f"found {self.payload_bytes!r}"
+            )
         ids = [c.id for c in self.components]
         if len(set(ids)) != len(ids):
             raise ValueError(f"topology {self.id!r}: duplicate component ids in {ids}")
@@ -241,7 +250,13 @@ class Topology:
         """Whether anything of the topology was measured: executor CPU, pair traffic, or what
         was kept of them in place of the declared resources (:attr:`work_seconds`,
         :attr:`edge_gains`); such costs change every measuring window."""
-        return bool(self.executor_cpu or self.pair_traffic or self.work_seconds or self.edge_gains)
+        return bool(
+            self.executor_cpu
+            or self.pair_traffic
+            or self.work_seconds
+            or self.edge_gains
+            or self.payload_bytes
+        )
 
     def pair_traffics(self) -> Iterator[tuple[str, str, float]]:
         """Every executor pair with non-zero traffic: ``(source id, target id, rate)``.

@@ -24,6 +24,10 @@ with ``--zookeeper``:
   its CPU and its tuples/s (also when the traffic is in bytes/s), a bolt's at most Storm's
   execute latency (the aggregate's ``execute_ms``;
   :func:`~scheduler_py.model.throughput.measured_work_seconds`);
+* ``payload_bytes``: the bytes of a user tuple between workers, from the workers' Netty
+  totals (the aggregate's ``wire``, ``monitoring/wire_size.py``) — what the throughput
+  model's links carry per tuple (``algorithms/fastest.py`` plans for that one size instead of
+  the sizes it assumes when none is known);
 * the pairs are exact (the hooks, ``traffic_source: exact``), estimated from Storm's counts
   (``estimated``, counts mode: ``monitoring/pair_estimate.py``) or both (``mixed``); an edge the
   aggregate lists in ``declared_edges`` (a grouping the estimate does not model, missing or
@@ -250,11 +254,16 @@ class MeasuredCosts:
     execute_seconds: Mapping[str, float] = field(default_factory=dict)
     """component -> Storm's mean execute latency in seconds (the aggregate's per-component
     ``execute_ms``: ``docs/monitoring-format.md``)"""
+    payload_bytes: float = 0.0
+    """bytes of a user tuple between workers, framing left out (the aggregate's
+    ``wire.payload_bytes``, ``monitoring/wire_size.py``); 0: not measured"""
 
     @property
     def note(self) -> str:
         text = f"measured ({self.windows} windows, {self.seconds:.0f} s, {self.unit}"
         text += f", {_SOURCE_NOTES.get(self.traffic_source, self.traffic_source)}"
+        if self.payload_bytes:
+            text += f", {self.payload_bytes:.0f} B per tuple between workers"
         if self.declared_edges:
             text += f"; edges priced as declared: {', '.join(self.declared_edges)}"
         if self.declared:
@@ -422,7 +431,20 @@ def costs_from_aggregate(
         declared_edges=tuple(f"{a}->{b}" for a, b in sorted(flagged)),
         tuple_traffic={k: v for k, v in tuple_pairs.items() if v > 0},
         execute_seconds=_execute_seconds(aggregate, topology),
+        payload_bytes=_payload_bytes(aggregate),
     )
+
+
+def _payload_bytes(aggregate: Mapping[str, Any]) -> float:
+    """The aggregate's ``wire.payload_bytes`` (contract §4), 0 when it has none."""
+    wire = aggregate.get("wire")
+    if wire is None:
+        return 0.0
+    if not isinstance(wire, Mapping):
+        raise NotUsable(f"malformed aggregate: wire is {wire!r:.60}, expected a map")
+    if wire.get("payload_bytes") is None:
+        return 0.0
+    return max(0.0, _number(wire["payload_bytes"], "wire.payload_bytes"))
 
 
 def _execute_seconds(aggregate: Mapping[str, Any], topology: Topology) -> dict[str, float]:
@@ -569,6 +591,7 @@ def apply_costs(topology: Topology, costs: MeasuredCosts) -> Topology:
         edges=tuple(edges),
         executor_cpu=dict(costs.executor_cpu),
         pair_traffic=dict(costs.pair_traffic),
+        payload_bytes=costs.payload_bytes or topology.payload_bytes,
         work_seconds=measured_work_seconds(
             replace(
                 topology,

@@ -9,13 +9,14 @@ the publishing worker. Task ids may be negative (Storm's ``__system`` executor i
 ``[-1, -1]``). Fields the contract does not name are ignored (a newer monitor may add
 some); ``truncated_pairs`` is optional.
 
-Version 2 (contract §1.1) adds Storm's own per-task counts (:class:`TaskCounts`), the
-topology's routes (:class:`Route`), ``mode``, ``sample_rate``, ``load_aware_messaging``,
-``tuple_bytes`` and ``reset_counters``; version-1 records stay valid (they are exact-mode
-records with no counts). A count that is negative does not make the record corrupt (its CPU
-is still good): the record keeps it out of :attr:`WindowRecord.task_counts` and says why in
-:attr:`WindowRecord.counts_problem`, and the traffic estimate prices the edges it touches as
-declared (``monitoring/pair_estimate.py``).
+Version 2 (contract §1.1) adds Storm's own per-task counts (:class:`TaskCounts`), the topology's
+routes (:class:`Route`), ``mode``, ``sample_rate``, ``load_aware_messaging``, ``tuple_bytes``,
+``reset_counters`` and the worker's Netty totals ``netty_sent_messages`` and
+``netty_written_bytes`` (absent when the monitor could not read them); version-1 records stay
+valid (they are exact-mode records with no counts). A count that is negative does not make the
+record corrupt (its CPU is still good): the record keeps it out of
+:attr:`WindowRecord.task_counts` and says why in :attr:`WindowRecord.counts_problem`, and the
+traffic estimate prices the edges it touches as declared (``monitoring/pair_estimate.py``).
 
 :func:`flatten` turns valid records into the three row lists the PySpark job reads
 (:data:`RECORD_COLUMNS`, :data:`EXECUTOR_COLUMNS`, :data:`TRAFFIC_COLUMNS`).
@@ -132,6 +133,11 @@ class WindowRecord:
     routes: tuple[Route, ...] = ()
     tuple_bytes: Mapping[str, float] = field(default_factory=dict, hash=False)
     reset_counters: int = 0
+    netty_sent_messages: int | None = None
+    """messages the worker's Netty clients sent to other workers in the window"""
+    netty_written_bytes: int | None = None
+    """bytes the worker's Netty client threads wrote in the window (Storm's framing and the
+    ack messages included)"""
     counts_problem: str | None = None
     """why this record's counts are unusable (a negative count), ``None`` when they are"""
 
@@ -257,7 +263,8 @@ def _counts_fields(doc: Mapping[str, Any], ranges: list[tuple[int, int]]) -> dic
     if not isinstance(routes, list):
         raise CorruptRecord("routes must be a list")
     sizes = doc.get("tuple_bytes") or {}
-    return {
+    netty = {name: _optional_count(doc, name) for name in NETTY_FIELDS}
+    return netty | {
         "mode": mode,
         "sample_rate": rate,
         "load_aware_messaging": aware,
@@ -267,6 +274,16 @@ def _counts_fields(doc: Mapping[str, Any], ranges: list[tuple[int, int]]) -> dic
         "reset_counters": int(resets),
         "counts_problem": "; ".join(problems[:3]) if problems else None,
     }
+
+
+def _optional_count(doc: Mapping[str, Any], name: str) -> int | None:
+    """An optional integer >= 0 of ``doc`` (``None`` when absent)."""
+    value = doc.get(name)
+    if value is None:
+        return None
+    if not _is_int(value) or value < 0:
+        raise CorruptRecord(f"{name} must be an integer >= 0 when present, found {value!r}")
+    return int(value)
 
 
 def _task_counts(index: int, item: Any, problems: list[str]) -> TaskCounts:
@@ -446,8 +463,13 @@ _COUNTS_FIELDS = (
     "tuple_bytes",
     "reset_counters",
 )
+NETTY_FIELDS = ("netty_sent_messages", "netty_written_bytes")
+"""the worker's Netty totals in a version-2 record (contract §1.1), both optional"""
 _RECORD_FIELDS = (
-    frozenset(RECORD_COLUMNS[1:]) | {"v", "executors", "traffic"} | frozenset(_COUNTS_FIELDS)
+    frozenset(RECORD_COLUMNS[1:])
+    | {"v", "executors", "traffic"}
+    | frozenset(_COUNTS_FIELDS)
+    | frozenset(NETTY_FIELDS)
 )
 """Top-level fields of a window record; anything else is kept in ``WindowRecord.extra``."""
 
@@ -564,4 +586,7 @@ def _counts_document(record: WindowRecord) -> dict[str, Any]:
         doc["load_aware_messaging"] = record.load_aware_messaging
     if record.tuple_bytes:
         doc["tuple_bytes"] = dict(record.tuple_bytes)
+    for name in NETTY_FIELDS:
+        if getattr(record, name) is not None:
+            doc[name] = getattr(record, name)
     return doc

@@ -69,6 +69,10 @@ def render(document: Mapping[str, Any], now_ms: int) -> str:
             f"inter-worker traffic: {remote:.1f} of {total:.1f} tuples/s "
             f"({remote / total:.0%}) between executors in different workers"
         )
+    wire = document.get("wire")
+    if isinstance(wire, Mapping):
+        lines.append("")
+        lines.append(_wire_line(wire))
     change = (document.get("change") or {}).get("l1_relative")
     lines.append("")
     lines.append(
@@ -76,3 +80,15 @@ def render(document: Mapping[str, Any], now_ms: int) -> str:
         + ("n/a (first aggregate)" if change is None else f"{change:.3f} (relative L1)")
     )
     return "\n".join(lines)
+
+
+def _wire_line(wire: Mapping[str, Any]) -> str:
+    """The workers' Netty totals and the tuple size they give (``monitoring/wire_size.py``)."""
+    line = (
+        f"between workers: {wire.get('sent_messages_per_s', 0):.1f} messages/s, "
+        f"{wire.get('written_bytes_per_s', 0):.0f} bytes/s written by Netty"
+    )
+    payload = wire.get("payload_bytes")
+    if payload is None:
+        return line + "; tuple size not estimated (too few user tuples between workers)"
+    return line + f"; {payload:.0f} B per user tuple (acking messages taken out)"

@@ -22,6 +22,7 @@ from typing import Any
 
 from scheduler_py.monitoring.pair_estimate import PairEstimate, estimate_pairs
 from scheduler_py.monitoring.records import WindowRecord
+from scheduler_py.monitoring.wire_size import WireSize, wire_size
 
 STREAM = "estimated"
 """The stream name of an estimated traffic row (the Spark job merges streams)."""
@@ -35,6 +36,8 @@ class TopologyTraffic:
     rows: list[tuple] = field(default_factory=list)
     modes: tuple[str, ...] = ()
     sample_rate: float | None = None
+    wire: WireSize | None = None
+    """the workers' Netty totals and the tuple size they give (``monitoring/wire_size.py``)"""
 
     def document_fields(self) -> dict[str, Any]:
         """The aggregate's counts-mode fields (contract §4)."""
@@ -60,6 +63,8 @@ class TopologyTraffic:
             fields["sample_rate"] = self.sample_rate
         if estimate.execute_ms:
             fields["execute_ms"] = {c: round(v, 4) for c, v in sorted(estimate.execute_ms.items())}
+        if self.wire is not None:
+            fields["wire"] = self.wire.document_fields()
         return fields
 
 
@@ -95,6 +100,7 @@ def estimate_topologies(records: Sequence[WindowRecord], cut_ms: int) -> dict[st
             _rows(estimate, entries),
             tuple(sorted({r.mode for r in current})),
             min(rates) if rates else None,
+            wire_size(current, estimate.tuples_per_s),
         )
     return result
 

@@ -226,7 +226,8 @@ def declared_view(view: TopologyView, why: PlanRejected) -> TopologyView:
     costs does not fit the declared resources, :func:`verify`). The measured CPU per tuple
     stays (:attr:`~scheduler_py.model.types.Topology.work_seconds`), and so do the measured
     edge gains, the tuples an edge carries per tuple its source handles
-    (:attr:`~scheduler_py.model.types.Topology.edge_gains`): the declared resources are what
+    (:attr:`~scheduler_py.model.types.Topology.edge_gains`), and the measured tuple size
+    (:attr:`~scheduler_py.model.types.Topology.payload_bytes`): the declared resources are what
     Storm accounts, not what a tuple costs, and the throughput model scores plans on the
     latter. Traffic volumes (for the traffic objectives and capacity) are the declared ones.
     Its costs note, which Storm shows in the topology's status, names the first thing the plan
@@ -235,7 +236,12 @@ def declared_view(view: TopologyView, why: PlanRejected) -> TopologyView:
     measured = view.problem.topology
     work = measured_work_seconds(measured)
     gains = measured_gains(measured)
-    topology = replace(view.declared.topology, work_seconds=work, edge_gains=gains)
+    topology = replace(
+        view.declared.topology,
+        work_seconds=work,
+        edge_gains=gains,
+        payload_bytes=measured.payload_bytes,
+    )
     problem = Problem(view.problem.nodes, topology, view.problem.current)
     kept = _kept(work, gains)
     note = f"declared (the plan on measured costs did not fit: {why.brief}){kept}"
