@@ -16,9 +16,11 @@ over the window, summed over the topology's workers. The throughput model's ``pa
 (``model/throughput.py``) is that less Storm's per-message framing
 (:data:`TASK_MESSAGE_FRAMING`), which the model's own ``framing_bytes`` stands for.
 
-It is an estimate with known biases: a worker's client threads also write Storm's load
-reports and control messages (a few per second, small), and the crossing user tuples come
-from the counts' estimate (Storm samples 1 in 20 emits by default). Below
+It is an estimate with known biases: each message batch ends with a 2-byte mark, the client
+threads also write SASL tokens and TLS records when those are on (Storm's load reports and
+control messages leave through the servers' threads, ``messaging/netty/Server.java``), and
+the crossing user tuples come from the counts' estimate (Storm samples 1 in 20 emits by
+default). Below
 :data:`MIN_CROSSING_PER_S` user tuples crossing workers per second — a topology in one worker,
 or nearly idle — there is nothing to divide, and the size stays unknown.
 """

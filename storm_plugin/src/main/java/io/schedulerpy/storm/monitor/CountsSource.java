@@ -142,6 +142,11 @@ final class CountsSource {
         return out;
     }
 
+    /** The worker's Netty clients' {@code __send-iconnection-sent-*} gauges now, by {@code <host>:<port>}. */
+    synchronized Map<String, NettySent.Reading> nettySent() {
+        return counters.nettySent();
+    }
+
     /** Whether the queues of every task could be read exactly (for the monitor's start-up log). */
     synchronized boolean queuesExact() {
         Map<Integer, String> tasks = counters.tasks();

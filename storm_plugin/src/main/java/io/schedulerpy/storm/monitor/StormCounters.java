@@ -158,6 +158,24 @@ final class StormCounters {
         return out;
     }
 
+    /**
+     * The worker's {@code __send-iconnection-sent-<host>:<port>} gauges now (storm-client
+     * {@code messaging/netty/Client.java}: messages each Netty client wrote to a remote worker, registered
+     * under the system task -1), by {@code <host>:<port>}. Unreadable or negative values are left out.
+     */
+    Map<String, NettySent.Reading> nettySent() {
+        Map<String, NettySent.Reading> out = new TreeMap<>();
+        for (Map.Entry<String, Gauge> e : registry.getTaskGauges(SYSTEM_TASK).entrySet()) {
+            if (e.getKey().startsWith(NETTY_SENT)) {
+                NettySent.Reading r = NettySent.Reading.of(e.getValue());
+                if (r != null) {
+                    out.put(e.getKey().substring(NETTY_SENT.length()), r);
+                }
+            }
+        }
+        return out;
+    }
+
     private static long asLong(Gauge<?> g) {
         try {
             Object v = g.getValue();

@@ -23,16 +23,27 @@ final class WindowRecord {
      * The version-2 fields: {@code mode} ({@code counts}, or {@code exact} when the task hooks counted
      * the traffic of the window), Storm's {@code topology.stats.sample.rate}, whether load-aware
      * messaging is on, the tasks' counts, the routes, sampled tuple sizes per
-     * {@code "<component>:<stream>"} (empty: none), and the counters found reset in the window.
+     * {@code "<component>:<stream>"} (empty: none), the counters found reset in the window, and the
+     * messages the worker's Netty clients sent ({@link NettySent}) and the bytes their threads wrote
+     * ({@link NettyWrites}) in the window (-1: unknown, the field is left out).
      */
     record Counts(String mode, double sampleRate, boolean loadAware, List<TaskCounts> taskCounts,
-                  List<TopologyRoutes.Route> routes, Map<String, Double> tupleBytes, long resetCounters) {
+                  List<TopologyRoutes.Route> routes, Map<String, Double> tupleBytes, long resetCounters,
+                  long nettySentMessages, long nettyWrittenBytes) {
         Counts {
             List<TaskCounts> tc = new ArrayList<>(taskCounts == null ? List.of() : taskCounts);
             tc.sort(Comparator.comparingInt(TaskCounts::task));
             taskCounts = tc;
             routes = routes == null ? List.of() : routes;
             tupleBytes = tupleBytes == null ? Map.of() : new TreeMap<>(tupleBytes);
+            nettySentMessages = Math.max(-1, nettySentMessages);
+            nettyWrittenBytes = Math.max(-1, nettyWrittenBytes);
+        }
+
+        /** These fields without the Netty ones. */
+        Counts(String mode, double sampleRate, boolean loadAware, List<TaskCounts> taskCounts,
+               List<TopologyRoutes.Route> routes, Map<String, Double> tupleBytes, long resetCounters) {
+            this(mode, sampleRate, loadAware, taskCounts, routes, tupleBytes, resetCounters, -1, -1);
         }
 
         /**
@@ -52,7 +63,8 @@ final class WindowRecord {
                 }
             }
             return kept.size() == taskCounts.size() ? this
-                : new Counts(mode, sampleRate, loadAware, kept, routes, tupleBytes, resetCounters);
+                : new Counts(mode, sampleRate, loadAware, kept, routes, tupleBytes, resetCounters, nettySentMessages,
+                    nettyWrittenBytes);
         }
     }
 
@@ -208,6 +220,12 @@ final class WindowRecord {
             b.append('}');
         }
         b.append(", \"reset_counters\": ").append(c.resetCounters());
+        if (c.nettySentMessages() >= 0) {
+            b.append(", \"netty_sent_messages\": ").append(c.nettySentMessages());
+        }
+        if (c.nettyWrittenBytes() >= 0) {
+            b.append(", \"netty_written_bytes\": ").append(c.nettyWrittenBytes());
+        }
     }
 
     /** A rate in (0, 1] as a plain decimal (up to 6 decimals). */

@@ -15,7 +15,8 @@ import org.slf4j.LoggerFactory;
  * worker's {@link CountsReporter} (counts mode, the default: Storm's own counters, no task hook) or
  * the {@link TrafficHook} of a task (exact mode); both may feed one monitor, and the record then
  * carries both Storm's task counts and the hooks' exact pairs. It owns the traffic counters, the
- * CPU sampler and one daemon thread
+ * CPU sampler, the Netty totals ({@link NettySent} through Storm's registry, {@link NettyWrites} from
+ * {@code /proc/self/task}) and one daemon thread
  * ({@code scheduler-py-monitor}) that closes a window every {@code scheduler.monitor.window.secs}
  * (on multiples of the window length), appends the record to the monitor log and hands it to the
  * ZooKeeper publisher. It also owns the worker's {@link LiveCounters} and, when ZooKeeper is on and
@@ -42,6 +43,10 @@ final class WorkerMonitor {
     private final Map<Long, Integer> pids;
     private final WorkerView view;
     private final CpuSampler cpu;
+    /** Messages the Netty clients sent per window, from Storm's gauges (read through {@link #counts}). */
+    private final NettySent nettySent = new NettySent();
+    /** Bytes the Netty client threads wrote per window, from {@code /proc/self/task}. */
+    private final NettyWrites nettyWrites;
     /** Storm's counters (counts mode), attached by the worker's {@link CountsReporter}; null without it. */
     private volatile CountsSource counts;
     /** Whether a task hook counts traffic in this worker (exact mode). */
@@ -146,6 +151,7 @@ final class WorkerMonitor {
         this.pids = PIDS.computeIfAbsent(key, x -> new ConcurrentHashMap<>());
         this.cpu = new CpuSampler(view, hookThreads, pids, problems,
             SHELL_BOLTS.computeIfAbsent(key, x -> new ConcurrentHashMap<>()));
+        this.nettyWrites = new NettyWrites(problems);
         this.log = config.logEnabled
             ? new RotatingLog(identity.artifactsDir.resolve(MonitorConfig.LOG_FILE_NAME), MonitorConfig.LOG_MAX_BYTES,
                 MonitorConfig.LOG_KEEP)
@@ -322,10 +328,26 @@ final class WorkerMonitor {
                 problems.warn("counts", "scheduler-py monitor: reading Storm's task counters failed", e);
             }
         }
+        long sentMessages = -1;
+        if (source != null) {
+            try {
+                sentMessages = nettySent.window(source.nettySent());
+            } catch (Throwable e) {
+                problems.warn("netty-sent", "scheduler-py monitor: reading Storm's __send-iconnection-sent gauges "
+                    + "failed; netty_sent_messages is left out", e);
+            }
+        }
+        long writtenBytes = -1;
+        try {
+            writtenBytes = nettyWrites.window();
+        } catch (Throwable e) {
+            problems.warn(NettyWrites.PROBLEM, "scheduler-py monitor: reading the Netty client threads' I/O failed; "
+                + "netty_written_bytes is left out", e);
+        }
         boolean exact = hooked;
         WindowRecord.Counts ext = new WindowRecord.Counts(exact ? MonitorConfig.MODE_EXACT : MonitorConfig.MODE_COUNTS,
             statsSampleRate, loadAware, taskCounts, TopologyRoutes.of(view.topology(), view.workerComponents()),
-            exact ? tupleBytes(t) : Map.of(), resets);
+            exact ? tupleBytes(t) : Map.of(), resets, sentMessages, writtenBytes);
         long end = System.currentTimeMillis();
         WindowRecord r = new WindowRecord(identity.topologyId, identity.supervisorId, identity.host, identity.port,
             seq++, windowStartMs, end, c.processCpuMs(), c.overheadCpuMs(), c.executors(), t, -1, ext);

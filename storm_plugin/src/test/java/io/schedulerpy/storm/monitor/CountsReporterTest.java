@@ -6,11 +6,15 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.codahale.metrics.Gauge;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.storm.metrics2.StormMetricRegistry;
 import org.apache.storm.policy.WaitStrategyPark;
 import org.apache.storm.utils.JCQueue;
@@ -106,6 +110,19 @@ class CountsReporterTest {
             LiveRecord live = m.liveRecord(0);
             assertEquals(1, live.tasks().size());
             assertEquals(4, live.tasks().get(0).task());
+            // the Netty counts (format §1.1): the first window is the baseline, and no gauge was registered yet
+            // (the Netty gauges are the system task's: Storm's registry then names task -1 too)
+            assertFalse(r.containsKey("netty_sent_messages"));
+            AtomicInteger sent = new AtomicInteger(400);
+            registry.gauge("__send-iconnection-sent-127.0.0.8:6704", (Gauge<Integer>) sent::get, "__system", -1);
+            Map<String, Object> second = MiniJson.object(m.closeWindow().toJson());
+            assertEquals(400L, second.get("netty_sent_messages"), "a client that appeared after the baseline: all");
+            sent.addAndGet(37);
+            Map<String, Object> third = MiniJson.object(m.closeWindow().toJson());
+            assertEquals(37L, third.get("netty_sent_messages"));
+            if (Files.isReadable(Paths.get("/proc/self/task"))) {
+                assertEquals(0L, third.get("netty_written_bytes"), "Linux: no Netty client thread in this JVM");
+            }
         } finally {
             done.countDown();
             reporter.stop();

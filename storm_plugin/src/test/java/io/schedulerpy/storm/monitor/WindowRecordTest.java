@@ -157,6 +157,54 @@ class WindowRecordTest {
     }
 
     @Test
+    void nettyCountsFollowResetCountersAndAreLeftOutWhenUnknown() {
+        List<WindowRecord.ExecutorCpu> running = List.of(
+            new WindowRecord.ExecutorCpu(new ExecutorKey(4, 4, "split"), 1.0, 0, List.of()));
+        WindowRecord.Counts both = new WindowRecord.Counts("counts", 0.05, true,
+            List.of(TaskCounts.of(4, "split", Map.of(), Map.of())), List.of(), Map.of(), 0, 52_000, 4_680_000);
+        WindowRecord r = new WindowRecord("t", "s", "h", 1, 0, 0, 10_000, 1, 0, running, List.of(), -1, both);
+        Map<String, Object> j = MiniJson.object(r.toJson());
+        assertEquals(List.of("v", "topology_id", "supervisor_id", "host", "port", "seq", "window_start_ms",
+            "window_end_ms", "worker_cpu_ms", "overhead_cpu_ms", "mode", "sample_rate", "load_aware_messaging",
+            "executors", "task_counts", "routes", "reset_counters", "netty_sent_messages", "netty_written_bytes",
+            "traffic"), new ArrayList<>(j.keySet()));
+        assertEquals(52_000L, j.get("netty_sent_messages"));
+        assertEquals(4_680_000L, j.get("netty_written_bytes"));
+        assertEquals(52_000, r.counts.nettySentMessages(), "kept when the task counts are cut to the executors");
+
+        WindowRecord.Counts zero = new WindowRecord.Counts("exact", 1.0, true, List.of(), List.of(), Map.of(), 0, 0, 0);
+        Map<String, Object> z = MiniJson.object(
+            new WindowRecord("t", "s", "h", 1, 0, 0, 10_000, 1, 0, running, List.of(), -1, zero).toJson());
+        assertEquals(0L, z.get("netty_sent_messages"), "0 is a value");
+        assertEquals(0L, z.get("netty_written_bytes"));
+
+        WindowRecord.Counts bytesOnly = new WindowRecord.Counts("counts", 0.05, true, List.of(), List.of(), Map.of(),
+            0, -1, 900);
+        Map<String, Object> b = MiniJson.object(
+            new WindowRecord("t", "s", "h", 1, 0, 0, 10_000, 1, 0, running, List.of(), -1, bytesOnly).toJson());
+        assertFalse(b.containsKey("netty_sent_messages"), "unknown: left out");
+        assertEquals(900L, b.get("netty_written_bytes"));
+
+        WindowRecord.Counts neither = new WindowRecord.Counts("counts", 0.05, true, List.of(), List.of(), Map.of(), 0);
+        Map<String, Object> n = MiniJson.object(
+            new WindowRecord("t", "s", "h", 1, 0, 0, 10_000, 1, 0, running, List.of(), -1, neither).toJson());
+        assertFalse(n.containsKey("netty_sent_messages"));
+        assertFalse(n.containsKey("netty_written_bytes"));
+        assertEquals(-1, new WindowRecord.Counts("counts", 0.05, true, List.of(), List.of(), Map.of(), 0, -7, -2)
+            .nettyWrittenBytes(), "any negative means unknown");
+
+        List<TrafficCounters.Entry> traffic = new ArrayList<>();
+        for (int i = 0; i < 2000; i++) {
+            traffic.add(new TrafficCounters.Entry(i, i + 1, "default", i + 1, 80L * (i + 1)));
+        }
+        Map<String, Object> cut = MiniJson.object(
+            new WindowRecord("t", "s", "h", 1, 0, 0, 10_000, 1, 0, running, traffic, -1, both).toJsonWithin(20_000));
+        assertTrue(((Number) cut.get("truncated_pairs")).longValue() > 0);
+        assertEquals(52_000L, cut.get("netty_sent_messages"), "kept in a record cut for ZooKeeper");
+        assertEquals(4_680_000L, cut.get("netty_written_bytes"));
+    }
+
+    @Test
     void taskCountsOfTasksWithoutARunningExecutorAreLeftOut() {
         // at start-up and shutdown Storm's registry names tasks whose executor threads are not running
         WindowRecord.Counts counts = new WindowRecord.Counts("counts", 0.05, true,
