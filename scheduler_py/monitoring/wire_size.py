@@ -36,11 +36,16 @@ from scheduler_py.monitoring.records import WindowRecord
 TASK_MESSAGE_FRAMING = 6.0
 """bytes Storm adds per message in a batch: the 2-byte task id and the 4-byte length
 (storm-client ``messaging/netty/MessageBatch.java``)"""
-ACK_MESSAGE_BYTES = 32.0
-"""bytes of one acking message on the wire: the framing, the source task and stream
-(var-ints), an empty message id, and two or three values — the tuple tree's 64-bit id and
-its XOR, plus the spout task on ``__ack_init`` — each a Kryo class id and a var-long of up to
-ten bytes (storm-client ``serialization/KryoTupleSerializer.java``, ``daemon/Acker.java``)"""
+ACK_MESSAGE_BYTES = 36.0
+"""bytes of one acking message on the wire, framing and the batch's end mark included: a
+source task and stream (var-ints), an empty message id, and two or three values — the tuple
+tree's 64-bit id and an XOR of ids, plus the spout task on ``__ack_init`` — each a Kryo class
+id and a var-long (storm-client ``serialization/KryoTupleSerializer.java``,
+``daemon/Acker.java``). Measured on the emulated cluster
+(``docs/results/emulated-network/throughput-default/README.md``, eighth set): 29 B per message
+from a worker running only the acker (its completions to the spouts), 37–38 B from workers
+running only a sink bolt (their acks); a spout tuple through three bolts sends one init, three
+bolt acks and one completion, 36 B on average."""
 MIN_CROSSING_PER_S = 1.0
 """user tuples crossing workers per second below which the size is not estimated"""
 
