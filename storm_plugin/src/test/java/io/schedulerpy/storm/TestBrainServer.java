@@ -4,7 +4,9 @@ import io.schedulerpy.storm.thrift.BrainError;
 import io.schedulerpy.storm.thrift.ClusterSnapshot;
 import io.schedulerpy.storm.thrift.ScheduleReply;
 import io.schedulerpy.storm.thrift.SchedulerBrain;
+import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -25,6 +27,7 @@ import org.apache.thrift.transport.layered.TFramedTransport;
  * protocol, like the Python brain), answering with a test function (a null answer raises BrainError).
  */
 final class TestBrainServer implements AutoCloseable {
+    private static final long CLOSE_TIMEOUT_MS = 5_000;
     private final TServerSocket socket;
     private final TServer server;
     private final Thread thread;
@@ -140,9 +143,37 @@ final class TestBrainServer implements AutoCloseable {
         return snapshots.get(snapshots.size() - 1);
     }
 
+    /**
+     * Stops serving and returns once the port refuses connections, so a test that closes the
+     * brain and then schedules sees it down (a call the server is still answering, e.g. a slow
+     * one, may finish on its own).
+     */
     @Override
     public void close() {
+        int port = port();
         server.stop();
         socket.close();
+        long deadline = System.currentTimeMillis() + CLOSE_TIMEOUT_MS;
+        while (accepts(port)) {
+            if (System.currentTimeMillis() > deadline) {
+                throw new IllegalStateException("test brain on port " + port + " still accepts connections "
+                    + CLOSE_TIMEOUT_MS + " ms after close");
+            }
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    private static boolean accepts(int port) {
+        try (Socket probe = new Socket()) {
+            probe.connect(new InetSocketAddress("127.0.0.1", port), 200);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
     }
 }
