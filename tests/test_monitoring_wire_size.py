@@ -11,9 +11,7 @@ from scheduler_py.model.types import Component, Edge, Topology
 from scheduler_py.monitoring.measured import NotUsable, apply_costs, costs_from_aggregate
 from scheduler_py.monitoring.records import (
     CorruptRecord,
-    ExecutorSample,
     Route,
-    TaskCounts,
     WindowRecord,
     record_document,
     validate,
@@ -24,40 +22,12 @@ from scheduler_py.monitoring.wire_size import (
     TASK_MESSAGE_FRAMING,
     wire_size,
 )
+from tests.test_monitoring_pair_estimate import END, counts, record
 
-END = 1_800_000_000_000
 PAYLOAD = 200.0
 """the user tuples' bytes (framing left out) the tests' workers wrote"""
 RATE = 100.0
 """spout tuples per second"""
-
-
-def counts(task, component, emitted=None, executed=None):
-    emitted = dict(emitted or {})
-    return TaskCounts(task, component, emitted, emitted, dict(executed or {}), {}, {}, {})
-
-
-def record(supervisor, tasks, task_counts=(), routes=(), sent=None, written=None, seconds=10):
-    return WindowRecord(
-        topology_id="t",
-        supervisor_id=supervisor,
-        host=supervisor,
-        port=6700,
-        seq=1,
-        window_start_ms=END - seconds * 1000,
-        window_end_ms=END,
-        worker_cpu_ms=1.0,
-        overhead_cpu_ms=0.0,
-        executors=tuple(ExecutorSample(t, t, c, 1.0, 0.0) for t, c in sorted(tasks.items())),
-        version=2,
-        mode="counts",
-        sample_rate=0.05,
-        load_aware_messaging=True,
-        task_counts=tuple(task_counts),
-        routes=tuple(routes),
-        netty_sent_messages=sent,
-        netty_written_bytes=written,
-    )
 
 
 def spout_and_bolt(seconds: int = 10) -> list[WindowRecord]:
@@ -66,25 +36,27 @@ def spout_and_bolt(seconds: int = 10) -> list[WindowRecord]:
     bolt's ack stays in ``b``, the acker's completion leaves ``b``."""
     n = RATE * seconds
     on_a = record(
-        "a",
+        6700,
         {1: "s"},
         [counts(1, "s", {"default": n, "__ack_init": n})],
         [Route("s", "default", "b", "shuffle")],
-        sent=int(2 * n),
-        written=int(n * (PAYLOAD + TASK_MESSAGE_FRAMING) + n * ACK_MESSAGE_BYTES),
+        host="a",
         seconds=seconds,
+        netty_sent_messages=int(2 * n),
+        netty_written_bytes=int(n * (PAYLOAD + TASK_MESSAGE_FRAMING) + n * ACK_MESSAGE_BYTES),
     )
     on_b = record(
-        "b",
+        6700,
         {2: "b", 3: "__acker"},
         [
             counts(2, "b", {"__ack_ack": n}, {"s:default": n}),
             counts(3, "__acker", {"__ack_ack": n}, {"s:__ack_init": n, "b:__ack_ack": n}),
         ],
         [],
-        sent=int(n),
-        written=int(n * ACK_MESSAGE_BYTES),
+        host="b",
         seconds=seconds,
+        netty_sent_messages=int(n),
+        netty_written_bytes=int(n * ACK_MESSAGE_BYTES),
     )
     return [on_a, on_b]
 
