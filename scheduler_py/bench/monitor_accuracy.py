@@ -108,7 +108,7 @@ def _executors(records: Sequence[WindowRecord]):
     component_of: dict[int, str] = {}
     for record in records:
         for ex in record.executors:
-            for task in range(ex.task_start, ex.task_end + 1):
+            for task in ex.tasks:
                 executor_of[task] = (ex.task_start, ex.task_end)
                 component_of[task] = ex.component
     return executor_of, component_of

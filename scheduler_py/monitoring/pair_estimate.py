@@ -175,14 +175,14 @@ def _observe(
     seen = _Observed()
     for record in sorted([*history, *records], key=lambda r: r.window_end_ms):
         for executor in record.executors:
-            for task in range(executor.task_start, executor.task_end + 1):
+            for task in executor.tasks:
                 seen.tasks_of[executor.component].add(task)
                 seen.where[task] = (record.worker, record.host)
     exact_only: dict[int, bool] = {}
     for record in records:
         seconds = record.duration_ms / 1000.0
         exact = use_exact and record.mode == "exact" and (record.version == 1 or record.traffic)
-        tasks = [t for e in record.executors for t in range(e.task_start, e.task_end + 1)]
+        tasks = [t for e in record.executors for t in e.tasks]
         for task in tasks:
             seen.seconds[task] += seconds
             exact_only[task] = exact_only.get(task, True) and bool(exact)

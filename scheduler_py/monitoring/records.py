@@ -58,6 +58,11 @@ class ExecutorSample:
     subprocess_cpu_ms: float
     subprocess_pids: tuple[int, ...] = ()
 
+    @property
+    def tasks(self) -> range:
+        """The executor's task ids, ``task_start`` to ``task_end`` inclusive."""
+        return range(self.task_start, self.task_end + 1)
+
 
 @dataclass(frozen=True)
 class TrafficSample:

@@ -109,7 +109,7 @@ def _rows(estimate: PairEstimate, entries: list[tuple[int, WindowRecord]]) -> li
     latest: dict[int, tuple[int, int]] = {}
     for record_id, record in entries:
         for executor in record.executors:
-            for task in range(executor.task_start, executor.task_end + 1):
+            for task in executor.tasks:
                 if task not in latest or record.window_end_ms > latest[task][1]:
                     latest[task] = (record_id, record.window_end_ms)
     rows = []

@@ -106,13 +106,13 @@ def wire_size(
     tuples/s per (source task, target task) — ``None`` when no record carries both Netty
     totals (older monitors, the first window of a worker). Only the user tuples sent by
     workers whose records carried the totals are counted as crossing."""
-    worker_of: dict[int, tuple[str, int]] = {}
+    worker_of: dict[int, str] = {}
     component_of: dict[int, str] = {}
-    totals: dict[tuple[str, int], list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+    totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
     for record in records:
-        worker = (record.supervisor_id, record.port)
+        worker = record.worker
         for executor in record.executors:
-            for task in range(executor.task_start, executor.task_end + 1):
+            for task in executor.tasks:
                 worker_of[task] = worker
                 component_of[task] = executor.component
         if record.netty_sent_messages is None or record.netty_written_bytes is None:
