@@ -498,8 +498,13 @@ def test_adaptive_conf_places_with_even_and_monitors_itself() -> None:
     assert adaptive.topology_conf("throughput", placed)["scheduler.brain.algorithm"] == "td"
 
 
+def _busy_brain() -> list[dict]:
+    raise TimeoutError("the brain did not answer within the poll")
+
+
 def test_adaptive_follow_samples_until_the_reconfiguration_has_settled() -> None:
     from scheduler_py.bench.cluster_adaptive import follow, rate_between
+    from scheduler_py.bench.cluster_adaptive import reconfigurations as adaptive_reconfigurations
 
     assert rate_between({"a": (0.0, 0)}, {"a": (10.0, 500)}) == 50.0
     assert rate_between({"a@h1": (0.0, 0)}, {"a@h2": (10.0, 500)}) is None  # it moved
@@ -528,6 +533,10 @@ def test_adaptive_follow_samples_until_the_reconfiguration_has_settled() -> None
     rates = [p["throughput"] for p in found["timeline"]]
     assert rates[:3] == [100.0, 100.0, 100.0] and rates[3] is None and rates[4] == 100.0
     assert found["reconfigurations"] == [{"id": "r1", "state": "completed", "trigger": "measured"}]
+    # read again after the measured interval: a later stage is in the run's record too
+    history.append({"id": "r2", "state": "completed", "trigger": "staged", "plan": {}})
+    assert [e["id"] for e in adaptive_reconfigurations(lambda: list(history))] == ["r1", "r2"]
+    assert adaptive_reconfigurations(_busy_brain) == []
     # nothing ends: the deadline does
     stuck = follow(
         lambda: {}, lambda: [], now[0], 20.0, deadline_s=60.0, clock=lambda: now[0], sleep=sleep

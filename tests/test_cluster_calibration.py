@@ -39,6 +39,28 @@ def test_a_run_without_a_placement_is_not_predicted() -> None:
     assert cluster_calibration.predicted_run(document["runs"][0], None).get("note")
 
 
+def test_a_run_re_placed_before_its_interval_is_predicted_on_the_placement_it_kept() -> None:
+    document = json.loads(RECORDED.read_text())
+    hosts = document["emulated_hosts"]
+    run = dict(document["runs"][0])
+    run["reconfigurations"] = [{"id": "r1", "state": "completed"}, {"id": "r2", "state": "declined"}]
+    # recorded before placement_held existed: a completed re-plan may have moved it mid-interval
+    assert "re-placed" in cluster_calibration.predicted_run(run, hosts)["note"]
+    # the same placement at the interval's start and end: measured on the one it kept
+    run["placement_held"] = True
+    held = cluster_calibration.predicted_run(run, hosts)
+    assert held["predicted_throughput"] > 0 and "note" not in held
+    assert cluster_calibration.sample_of(run, hosts) is not None
+    # a stage applied during the interval: not one placement
+    run["placement_held"] = False
+    assert "re-placed" in cluster_calibration.predicted_run(run, hosts)["note"]
+    assert cluster_calibration.sample_of(run, hosts) is None
+    # a run whose placement never moved is a sample whatever it recorded
+    still = dict(document["runs"][1], placement_held=True)
+    assert cluster_calibration.held_while_measured(still)
+    assert cluster_calibration.held_while_measured(document["runs"][1])
+
+
 def test_no_modelled_run_is_n_a(capsys: pytest.CaptureFixture) -> None:
     assert cluster_report.throughput_model_check([{"topology": "wordcount"}])["passed"] is None
     assert "n/a" in capsys.readouterr().out

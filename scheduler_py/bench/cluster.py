@@ -471,6 +471,7 @@ def _measure(
         elif not spec.follows_replans:
             time.sleep(settings["warmup"])
         counters = _Counters(cluster)
+        placement_at_start = executor_placement(cluster.nimbus.executor_runs(name))
         start = aligned_counts(cluster, name)
         result["measured_from_s"] = time.monotonic() - ready_at
         counters.begin()
@@ -484,6 +485,10 @@ def _measure(
         histograms_end = read_histograms(latency_dir)
         runs = cluster.nimbus.executor_runs(name)
         state = cluster.nimbus.topology_state(name)
+        if spec.follows_replans:
+            result["reconfigurations"] = adaptive.reconfigurations(
+                lambda: cluster.history(name)
+            ) or result.get("reconfigurations", [])
         span = mean([end[k][0] - start[k][0] for k in start if k in end])
         if not runs:
             raise RuntimeError(
@@ -504,6 +509,7 @@ def _measure(
                 "workers": len({(r.host, r.port) for r in runs}),
                 "worker_slots": sorted({f"{r.host}:{r.port}" for r in runs}),
                 "placement": executor_placement(runs),
+                "placement_held": executor_placement(runs) == placement_at_start,
                 "failed_total": state.failed if state else None,
                 "max_host_cpu_cores": max(cores.values()) if cores else None,
                 **measured,

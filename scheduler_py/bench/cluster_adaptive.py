@@ -136,6 +136,13 @@ def follow(
     }
 
 
+def reconfigurations(history: History) -> list[dict[str, Any]]:
+    """The brain's history entries of the topology as a run records them; ``bench cluster``
+    reads them again after the measured interval, so a run's record also shows the stages
+    and re-plans that came after the first reconfiguration ended."""
+    return [_entry_summary(e) for e in _read(history)]
+
+
 def _sample(counts: Counts, clock: Clock) -> dict[str, tuple[float, int]]:
     now = clock()
     return {key: (now, value) for key, value in counts().items()}

@@ -5,7 +5,7 @@ constants fitted to them.
 Every run of a ``bench cluster`` result under ``docs/results/emulated-network/`` (and
 ``bench-results/``) — any ``*.json`` whose ``benchmark`` is ``cluster``, whatever its file is
 called — that recorded where Nimbus put its executors (``runs[].placement``) and kept them
-there while it was measured (no ``reconfigurations`` but declined ones) is one sample: the JVM
+there while it was measured (:func:`held_while_measured`) is one sample: the JVM
 topology as :func:`scheduler_py.bench.cluster_links.model_topology` describes it, on the
 emulated hosts of its file (CPU quota, rack, ``host_mbit``, ``interrack_mbit``), its payload
 and per-tuple CPU from its conf (``bench.payload.bytes``, ``bench.cpu.micros``), load-aware
@@ -128,7 +128,7 @@ def sample_of(
     topology = model_topology(str(run.get("topology", "")))
     if not placement or topology is None or not run.get("throughput"):
         return None
-    if any(e.get("state") != "declined" for e in run.get("reconfigurations") or []):
+    if not held_while_measured(run):
         return None  # measured partly on another placement than the one kept
     node_of: dict[str, str] = {}
     worker_of: dict[str, int] = {}
@@ -168,6 +168,17 @@ def sample_of(
     )
 
 
+def held_while_measured(run: Mapping[str, Any]) -> bool:
+    """Whether a run was measured wholly on its recorded placement: the placement read at the
+    start of its measured interval was the one read at its end (``runs[].placement_held``),
+    so a brain run re-placed before its interval is a sample too. A run recorded before
+    that field existed counts only if nothing but declined re-plans happened in it."""
+    held = run.get("placement_held")
+    if isinstance(held, bool):
+        return held
+    return all(e.get("state") == "declined" for e in run.get("reconfigurations") or [])
+
+
 def _measured_from(run: Mapping[str, Any], warmup_s: float | None) -> float | None:
     """``runs[].measured_from_s``; before it was recorded, the fixed warm-up, counted from the
     end of the reconfiguration in a run that waited for one (``reconfigured_s``)."""
@@ -183,6 +194,8 @@ def _measured_from(run: Mapping[str, Any], warmup_s: float | None) -> float | No
 def predicted_run(run: Mapping[str, Any], hosts: Any) -> dict[str, Any]:
     """The model's throughput for a run's recorded placement beside the measured one
     (``bench cluster`` stores it as ``runs[].throughput_model``)."""
+    if not held_while_measured(run):
+        return {"note": "re-placed during its measured interval: no one placement to predict"}
     sample = sample_of(run, hosts)
     if sample is None:
         return {"note": "no placement of a modelled topology on emulated hosts"}
