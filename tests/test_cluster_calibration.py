@@ -43,7 +43,10 @@ def test_a_run_re_placed_before_its_interval_is_predicted_on_the_placement_it_ke
     document = json.loads(RECORDED.read_text())
     hosts = document["emulated_hosts"]
     run = dict(document["runs"][0])
-    run["reconfigurations"] = [{"id": "r1", "state": "completed"}, {"id": "r2", "state": "declined"}]
+    run["reconfigurations"] = [
+        {"id": "r1", "state": "completed"},
+        {"id": "r2", "state": "declined"},
+    ]
     # recorded before placement_held existed: a completed re-plan may have moved it mid-interval
     assert "re-placed" in cluster_calibration.predicted_run(run, hosts)["note"]
     # the same placement at the interval's start and end: measured on the one it kept
