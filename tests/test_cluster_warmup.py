@@ -103,6 +103,32 @@ def test_a_failed_poll_and_a_falling_rate_do_not_stop_the_warm_up_early_or_for_e
     assert record["warmup_s"] < cluster_warmup.SHORTEST_S + 5
 
 
+def test_a_move_while_warming_up_starts_the_windows_and_the_limit_again() -> None:
+    # still rising (+10 % a minute) when the next stage of a re-plan moves the spouts at
+    # 250 s: new keys, the old ones never listed again; the rate settles 20 s after the move
+    def rate(t: float) -> float:
+        return 300.0 * (1 + 0.1 * t / 60) if t < 250 else (0.0 if t < 270 else 520.0)
+
+    cluster = SimulatedCluster(rate)
+    counts = cluster.counts
+
+    def moved() -> dict[str, int]:
+        listed = counts()
+        if cluster.now < 250:
+            return listed
+        return {f"{key}@moved": value for key, value in listed.items()}
+
+    record = cluster_warmup.wait_levelled_off(
+        moved, 0.0, clock=lambda: cluster.now, sleep=cluster.sleep
+    )
+    assert record["warmup_moves"] == 1
+    assert record["warmup_levelled_off"] is True  # not held at the limit by the moved keys
+    assert 250 + cluster_warmup.SHORTEST_S <= record["warmup_s"] < cluster_warmup.LONGEST_S
+    assert record["warmup_windows"]["later"] == pytest.approx(520.0, rel=0.05)
+    # a run that had levelled off before the move would have been measured before it
+    assert SimulatedCluster(lambda t: 400.0).warm_up()["warmup_moves"] == 0
+
+
 @pytest.mark.parametrize("index", range(6))
 def test_recorded_cpu_bound_timelines_end_their_warm_up_near_the_rate_measured_later(
     index: int,

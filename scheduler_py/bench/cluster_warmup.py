@@ -12,7 +12,11 @@ network-bound run minutes it does not need.
 warm-up once the rate over the last :data:`WINDOW_S` is at most :data:`RISE_TOLERANCE` above
 the rate over the window before it (a falling or flat rate has levelled off), no sooner than
 :data:`SHORTEST_S` after the first acks, and at :data:`LONGEST_S` at the latest (the run then
-records that its rate never levelled off). Nimbus's counts move only with the workers'
+records that its rate never levelled off). When the topology's executors move meanwhile (the
+next stage of a brain re-plan, ``docs/reconfiguration.md``), the windows and both limits
+count again from the move: before, the moved executors' counts, which no longer change,
+kept the rate unknown until :data:`LONGEST_S`, and the brain's Linear-CPU runs of
+``throughput-default/c2-cpu-wire*.json`` were measured as never levelled off. Nimbus's counts move only with the workers'
 heartbeats, so each executor's count is timed by the poll that first saw it change.
 """
 
@@ -98,20 +102,28 @@ def wait_levelled_off(
     waited (``warmup_s``) and the two windows' rates when it stopped."""
     acked = AckedCounts()
     first_sample = clock()
-    checks = 0
+    counted_from = started_at
+    checks = moves = 0
     while True:
         now = clock()
-        acked.record(now, _read(counts))
-        waited = now - started_at
+        current = _read(counts)
+        if current and acked.changes and set(current) != set(acked.changes):
+            # re-placed while warming up (a later stage of the brain's plan): a rate across
+            # the move means nothing, so both windows and the time limit start again
+            acked, first_sample, counted_from = AckedCounts(), now, now
+            moves += 1
+        acked.record(now, current)
+        waited = now - counted_from
         if waited >= shortest_s and now - first_sample >= 2 * window_s:
             verdict, earlier, later = levelled_off(acked, now, window_s, tolerance)
             checks += 1
             if verdict or waited >= longest_s:
                 return {
                     "warmup_levelled_off": verdict,
-                    "warmup_s": waited,
+                    "warmup_s": now - started_at,
                     "warmup_windows": {"earlier": earlier, "later": later},
                     "warmup_checks": checks,
+                    "warmup_moves": moves,
                 }
         sleep(poll_s)
 

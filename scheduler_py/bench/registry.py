@@ -88,6 +88,7 @@ MODULES = (
     "dashboard_api",
     "cluster",
     "cluster_calibration",
+    "cluster_sessions",
 )
 """Every benchmark module (the benchmark's name is the module's)."""
 
