@@ -17,9 +17,7 @@ FIRST, SECOND = RESULTS / "c2-cpu-wire.json", RESULTS / "c2-cpu-wire-2.json"
 
 
 def _pool(tmp_path: Path, *files: Path) -> dict:
-    options = BenchOptions(
-        output_dir=tmp_path, extra={"files": ",".join(str(f) for f in files)}
-    )
+    options = BenchOptions(output_dir=tmp_path, extra={"files": ",".join(str(f) for f in files)})
     cluster_sessions.run(options)
     return json.loads((tmp_path / "cluster_sessions.json").read_text())
 
