@@ -46,6 +46,20 @@ def test_two_sessions_are_summarised_and_judged_as_one(tmp_path: Path, capsys) -
     assert (tmp_path / "cluster_sessions.png").stat().st_size > 0
 
 
+def test_without_files_the_sessions_in_the_output_directory_are_pooled(tmp_path: Path) -> None:
+    # as `scheduler-py bench all` runs it: bench cluster has just written cluster.json there
+    (tmp_path / "cluster.json").write_text(FIRST.read_text())
+    (tmp_path / "cluster_calibration.json").write_text(json.dumps({"benchmark": "other"}))
+    (tmp_path / "notes.json").write_text("{ not json")
+    cluster_sessions.run(BenchOptions(output_dir=tmp_path))
+    pooled = json.loads((tmp_path / "cluster_sessions.json").read_text())
+    assert [s["file"] for s in pooled["sessions"]] == [str(tmp_path / "cluster.json")]
+    assert len(pooled["runs"]) == 6
+    # run again: its own output (another benchmark) is not a session
+    cluster_sessions.run(BenchOptions(output_dir=tmp_path))
+    assert len(json.loads((tmp_path / "cluster_sessions.json").read_text())["runs"]) == 6
+
+
 def test_a_re_placed_run_that_held_its_placement_is_predicted_when_pooled(tmp_path: Path) -> None:
     document = json.loads(SECOND.read_text())
     for run in document["runs"]:
@@ -90,7 +104,7 @@ def test_files_that_are_not_cluster_results_are_refused(tmp_path: Path) -> None:
     empty.write_text(json.dumps({"benchmark": "cluster", "runs": []}))
     with pytest.raises(SettingError, match="records no runs"):
         _pool(tmp_path, FIRST, empty)
-    with pytest.raises(SettingError, match="two or more"):
-        _pool(tmp_path, FIRST)
+    with pytest.raises(SettingError, match="no bench cluster result in"):
+        cluster_sessions.run(BenchOptions(output_dir=tmp_path / "nothing-here"))
     with pytest.raises(SettingError, match="unknown --set"):
         cluster_sessions.run(BenchOptions(output_dir=tmp_path, extra={"file": str(FIRST)}))

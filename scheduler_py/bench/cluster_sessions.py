@@ -9,7 +9,8 @@ sessions of one instance each, every session interleaving its schedulers on fres
 give the verdict on all of them, instead of a table combined by hand.
 
 ``scheduler-py bench cluster_sessions --set files=A.json,B.json,C.json``: each file a
-``bench cluster`` result (``cluster.json`` or a copy of it under another name). The sessions
+``bench cluster`` result (``cluster.json`` or a copy of it under another name); without
+``files``, every such result directly in the output directory. The sessions
 must agree on what makes their runs comparable (:data:`ALIKE`, and the emulated hosts:
 names, addresses, racks, CPU quotas, link rates); a file that differs is refused with the
 setting that differs. Every run is kept as recorded, with the file it came from
@@ -157,17 +158,39 @@ def _order_checks(
     )
 
 
-def run(options: BenchOptions) -> None:
-    files = [p.strip() for p in options.extra.get("files", "").split(",") if p.strip()]
+def session_files(options: BenchOptions) -> list[Path]:
+    """``--set files=``, else every ``bench cluster`` result directly in the output
+    directory (``scheduler-py bench all`` runs ``cluster`` first, which writes one)."""
     unknown = sorted(set(options.extra) - {"files"})
     if unknown:
         raise SettingError(f"unknown --set key(s) {unknown}: expected files=A.json,B.json,…")
-    if len(files) < 2:
+    given = [Path(p.strip()) for p in options.extra.get("files", "").split(",") if p.strip()]
+    if given:
+        return given
+    found = [
+        path
+        for path in sorted(options.output_dir.glob("*.json"))
+        if _benchmark_of(path) == "cluster"
+    ]
+    if not found:
         raise SettingError(
-            f"--set files=: expected two or more bench cluster results, comma-separated; "
-            f"found {files or 'none'}"
+            f"--set files=: none given and no bench cluster result in {options.output_dir}; "
+            "expected the cluster.json of one or more `scheduler-py bench cluster` sessions, "
+            "comma-separated"
         )
-    sessions = [load(Path(f)) for f in files]
+    return found
+
+
+def _benchmark_of(path: Path) -> Any:
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return document.get("benchmark") if isinstance(document, Mapping) else None
+
+
+def run(options: BenchOptions) -> None:
+    sessions = [load(path) for path in session_files(options)]
     check_alike(sessions)
     runs = pooled_runs(sessions)
     settings = dict(sessions[0].settings)
