@@ -84,6 +84,15 @@ def test_sessions_run_otherwise_are_refused_naming_the_setting(tmp_path: Path) -
     other.write_text(json.dumps(document))
     with pytest.raises(SettingError, match="compiler='c1'"):
         _pool(tmp_path, FIRST, other)
+    # the adaptive run's settings matter only when a session ran brain:adaptive
+    document = json.loads(SECOND.read_text())
+    del document["settings"]["adaptive_placed_by"]  # recorded before the setting existed
+    other.write_text(json.dumps(document))
+    assert len(_pool(tmp_path, FIRST, other)["runs"]) == 12
+    document["settings"]["schedulers"].append("brain:adaptive")
+    other.write_text(json.dumps(document))
+    with pytest.raises(SettingError, match="adaptive_placed_by=None"):
+        _pool(tmp_path, FIRST, other)
     document = json.loads(SECOND.read_text())
     document["emulated_hosts"]["hosts"][0]["cpu_cores"] = 0.5
     other.write_text(json.dumps(document))

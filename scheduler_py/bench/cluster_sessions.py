@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_py.bench import cluster_calibration, cluster_report, default_orders, report
+from scheduler_py.bench.cluster_adaptive import ADAPTIVE
 from scheduler_py.bench.cluster_report import draw, tables
 from scheduler_py.bench.cluster_runs import SUMMARY_FIELDS, summarise
 from scheduler_py.bench.registry import BenchOptions, SettingError
@@ -37,19 +38,13 @@ from scheduler_py.bench.registry import BenchOptions, SettingError
 NAME = "cluster_sessions"
 PAPER = "several bench cluster sessions pooled"
 
-ALIKE = (
-    "compiler",
-    "interval",
-    "steady_warmup",
-    "warmup",
-    "monitor",
-    "brain_args",
-    "workers",
-    "adaptive_algorithm",
-    "adaptive_placed_by",
-)
+ALIKE = ("compiler", "interval", "steady_warmup", "warmup", "monitor", "brain_args", "workers")
 """Settings every pooled session must share: what the workers run on, how long and when a
 run is measured, what is installed beside the topologies and what the brain was told."""
+
+ADAPTIVE_ALIKE = ("adaptive_algorithm", "adaptive_placed_by")
+"""Settings the sessions must also share when one of them ran ``brain:adaptive`` (they
+change nothing else, and results recorded before they existed lack them)."""
 
 HOST_FIELDS = ("name", "address", "rack", "cpu_cores")
 """What of each emulated host the sessions must share (its network namespace and cgroup
@@ -106,14 +101,16 @@ def host_shape(hosts: Any) -> tuple | None:
 def check_alike(sessions: Sequence[Session]) -> None:
     """Refuse sessions whose runs are not comparable, naming the file and the setting."""
     first = sessions[0]
+    adaptive = any(ADAPTIVE in (s.settings.get("schedulers") or []) for s in sessions)
+    keys = ALIKE + (ADAPTIVE_ALIKE if adaptive else ())
     for other in sessions[1:]:
-        for key in ALIKE:
+        for key in keys:
             mine, theirs = first.settings.get(key), other.settings.get(key)
             if mine != theirs:
                 raise SettingError(
                     f"--set files=: {other.path} ran with {key}={theirs!r}, {first.path} with "
-                    f"{key}={mine!r}; pool only sessions run alike (the same --set options "
-                    "but topologies, schedulers, repetitions and order)"
+                    f"{key}={mine!r}; pool only sessions run alike (the same --set options, "
+                    "apart from topologies, schedulers, repetitions and order)"
                 )
         if host_shape(other.hosts) != host_shape(first.hosts):
             raise SettingError(
