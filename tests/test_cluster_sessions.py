@@ -42,6 +42,9 @@ def test_two_sessions_are_summarised_and_judged_as_one(tmp_path: Path, capsys) -
     # the brain ran faster on more hosts: a MISS as the target states it
     assert verdicts["diamond-cpu LA on"] is False and verdicts["star-cpu LA on"] is False
     assert pooled["throughput_model_check"]["runs"] == 6  # RAS's; the brain's were re-placed
+    # the other checks bench cluster writes, for the pooled runs
+    assert [c["row"].split(" ")[1] for c in pooled["model_check"]] == ["brain:monitored"] * 3
+    assert pooled["link_model_check"] == [] and pooled["default_orders"] == []
     assert "c2-cpu-wire-2.json: 6 runs" in printed and "targets:" in printed
     assert (tmp_path / "cluster_sessions.png").stat().st_size > 0
 

@@ -569,24 +569,6 @@ def _link_model(
     )
 
 
-def _default_orders(
-    runs: Sequence[Mapping[str, Any]],
-    rows: Sequence[Mapping[str, Any]],
-    hosts: EmulatedHosts | None,
-) -> list[dict[str, Any]]:
-    """DefaultScheduler over every supervisor-id order, on emulated hosts only
-    (:func:`scheduler_py.bench.default_orders.session_check`)."""
-    if hosts is None:
-        return []
-    return default_orders.session_check(
-        runs,
-        rows,
-        _rack_of_host(hosts),
-        _rack_link(hosts),
-        _host_of_address(hosts),
-    )
-
-
 def _routed_link(
     hosts: EmulatedHosts, topology: TopologySpec, result: Mapping[str, Any], loadaware: bool
 ) -> dict[str, Any]:
@@ -875,12 +857,8 @@ def run(options: BenchOptions) -> None:
     for result in runs:
         if hosts_json is not None and result.get("placement"):
             result["throughput_model"] = cluster_calibration.predicted_run(result, hosts_json)
-    throughput_check = cluster_report.throughput_model_check(runs)
-    checks = cluster_report.model_check(rows)
-    link_checks = cluster_report.link_model_check(runs)
-    order_checks = _default_orders(runs, rows, session.hosts)
-    cluster_report.default_orders(order_checks)
-    targets = cluster_report.targets(
+    order_checks = default_orders.hosts_check(runs, rows, hosts_json)
+    checked = cluster_report.checks_and_targets(
         rows, runs, settings, emulated, options.quick, elapsed, order_checks
     )
     report.line(
@@ -910,11 +888,7 @@ def run(options: BenchOptions) -> None:
             "summary_fields": list(SUMMARY_FIELDS),
             "runs": runs,
             "summary": rows,
-            "targets": targets,
-            "model_check": checks,
-            "throughput_model_check": throughput_check,
-            "link_model_check": link_checks,
-            "default_orders": order_checks,
+            **checked,
         }
     )
     report.write_json(json_path, data)

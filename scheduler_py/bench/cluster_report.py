@@ -269,6 +269,30 @@ def default_orders(checks: Sequence[Mapping[str, Any]]) -> None:
             )
 
 
+def checks_and_targets(
+    rows: Sequence[Mapping[str, Any]],
+    runs: Sequence[Mapping[str, Any]],
+    settings: Mapping[str, Any],
+    emulated: bool,
+    quick: bool,
+    elapsed: float,
+    order_checks: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """Print what ``bench cluster`` prints after its tables — the throughput model's check,
+    the link models' checks, DefaultScheduler over the supervisor-id orders and the targets —
+    and return them as the fields of its JSON (``bench cluster_sessions`` prints the same for
+    pooled sessions)."""
+    checked = {
+        "throughput_model_check": throughput_model_check(runs),
+        "model_check": model_check(rows),
+        "link_model_check": link_model_check(runs),
+        "default_orders": list(order_checks),
+    }
+    default_orders(order_checks)
+    checked["targets"] = targets(rows, runs, settings, emulated, quick, elapsed, order_checks)
+    return checked
+
+
 def targets(
     rows: Sequence[Mapping[str, Any]],
     runs: Sequence[Mapping[str, Any]],

@@ -17,8 +17,8 @@ setting that differs. Every run is kept as recorded, with the file it came from
 (``runs[].session``), and predicted again by the throughput model as it is now
 (:func:`scheduler_py.bench.cluster_calibration.predicted_run`). Writes
 ``bench-results/cluster_sessions.json`` (the ``summary`` with ``bench cluster``'s fields,
-:data:`~scheduler_py.bench.cluster_runs.SUMMARY_FIELDS`, the ``targets``, the
-``throughput_model_check``, the sessions) and a PNG.
+:data:`~scheduler_py.bench.cluster_runs.SUMMARY_FIELDS`, the ``targets`` and the models'
+checks as ``bench cluster`` writes them, the sessions) and a PNG.
 """
 
 from __future__ import annotations
@@ -139,22 +139,6 @@ def _union(sessions: Sequence[Session], key: str) -> list[Any]:
     return list(dict.fromkeys(v for s in sessions for v in s.settings.get(key) or []))
 
 
-def _order_checks(
-    runs: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]], hosts: Any
-) -> list[dict[str, Any]]:
-    """DefaultScheduler over every supervisor-id order, as ``bench cluster`` checks it."""
-    if not isinstance(hosts, Mapping) or not hosts.get("hosts"):
-        return []
-    host_mbit = float(hosts.get("host_mbit") or 0.0)
-    return default_orders.session_check(
-        runs,
-        rows,
-        {h["name"]: h["rack"] for h in hosts["hosts"]},
-        float(hosts.get("interrack_mbit") or 0.0) / host_mbit if host_mbit > 0 else 1.0,
-        {h["address"]: h["name"] for h in hosts["hosts"]},
-    )
-
-
 def session_files(options: BenchOptions) -> list[Path]:
     """``--set files=``, else every ``bench cluster`` result directly in the output
     directory (``scheduler-py bench all`` runs ``cluster`` first, which writes one)."""
@@ -204,10 +188,10 @@ def run(options: BenchOptions) -> None:
         )
     rows = summarise(runs)
     tables(rows, settings, emulated)
-    throughput_check = cluster_report.throughput_model_check(runs)
-    order_checks = _order_checks(runs, rows, sessions[0].hosts)
-    cluster_report.default_orders(order_checks)
-    targets = cluster_report.targets(rows, runs, settings, emulated, False, elapsed, order_checks)
+    order_checks = default_orders.hosts_check(runs, rows, sessions[0].hosts)
+    checked = cluster_report.checks_and_targets(
+        rows, runs, settings, emulated, False, elapsed, order_checks
+    )
 
     png, json_path = report.output_paths(options, NAME)
     topologies = settings["topologies"]
@@ -230,9 +214,7 @@ def run(options: BenchOptions) -> None:
             "summary_fields": list(SUMMARY_FIELDS),
             "runs": runs,
             "summary": rows,
-            "targets": targets,
-            "throughput_model_check": throughput_check,
-            "default_orders": order_checks,
+            **checked,
         }
     )
     report.write_json(json_path, data)

@@ -128,6 +128,23 @@ def median_of_distribution(rows: Sequence[tuple[float, float, float]]) -> float 
     return ascending[-1][2] if ascending else None
 
 
+def hosts_check(
+    runs: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]], hosts: Any
+) -> list[dict[str, Any]]:
+    """:func:`session_check` on the emulated hosts as a ``bench cluster`` result records them
+    (its ``emulated_hosts``); none on the loopback cluster (``hosts`` ``None``)."""
+    if not isinstance(hosts, Mapping) or not hosts.get("hosts"):
+        return []
+    host_mbit = float(hosts.get("host_mbit") or 0.0)
+    return session_check(
+        runs,
+        rows,
+        {h["name"]: h["rack"] for h in hosts["hosts"]},
+        float(hosts.get("interrack_mbit") or 0.0) / host_mbit if host_mbit > 0 else 1.0,
+        {h["address"]: h["name"] for h in hosts["hosts"]},
+    )
+
+
 def session_check(
     runs: Sequence[Mapping[str, Any]],
     rows: Sequence[Mapping[str, Any]],
