@@ -125,6 +125,19 @@ def test_a_move_while_warming_up_starts_the_windows_and_the_limit_again() -> Non
     assert record["warmup_levelled_off"] is True  # not held at the limit by the moved keys
     assert 250 + cluster_warmup.SHORTEST_S <= record["warmup_s"] < cluster_warmup.LONGEST_S
     assert record["warmup_windows"]["later"] == pytest.approx(520.0, rel=0.05)
+    # a topology that never stops moving is measured at the latest all the same
+    flapping = SimulatedCluster(lambda t: 400.0)
+    flapping_counts = flapping.counts
+
+    def moving() -> dict[str, int]:
+        stage = int(flapping.now // 150)  # a new stage every 150 s
+        return {f"{key}@{stage}": value for key, value in flapping_counts().items()}
+
+    record = cluster_warmup.wait_levelled_off(
+        moving, 0.0, clock=lambda: flapping.now, sleep=flapping.sleep
+    )
+    assert record["warmup_levelled_off"] is False and record["warmup_moves"] >= 7
+    assert record["warmup_s"] == pytest.approx(cluster_warmup.LONGEST_WITH_MOVES_S, abs=5)
     # a run that had levelled off before the move would have been measured before it
     assert SimulatedCluster(lambda t: 400.0).warm_up()["warmup_moves"] == 0
 

@@ -14,7 +14,8 @@ the rate over the window before it (a falling or flat rate has levelled off), no
 :data:`SHORTEST_S` after the first acks, and at :data:`LONGEST_S` at the latest (the run then
 records that its rate never levelled off). When the topology's executors move meanwhile (the
 next stage of a brain re-plan, ``docs/reconfiguration.md``), the windows and both limits
-count again from the move: before, the moved executors' counts, which no longer change,
+count again from the move (up to :data:`LONGEST_WITH_MOVES_S` in all): before, the moved
+executors' counts, which no longer change,
 kept the rate unknown until :data:`LONGEST_S`, and the brain's Linear-CPU runs of
 ``throughput-default/c2-cpu-wire*.json`` were measured as never levelled off. Nimbus's
 counts move only with the workers' heartbeats, so each executor's count is timed by the poll
@@ -40,6 +41,10 @@ RISE_TOLERANCE = 0.05
 """How much faster the last window may run than the one before it and count as levelled off."""
 SHORTEST_S = 2 * WINDOW_S
 LONGEST_S = 600.0
+LONGEST_WITH_MOVES_S = 2 * LONGEST_S
+"""The latest a warm-up ends however often the topology moves while it runs (each move
+starts the windows and :data:`LONGEST_S` again), so a topology re-placed over and over
+cannot hold a run for ever."""
 TYPICAL_S = 240.0
 """For the printed estimate only: a network-bound run levels off by :data:`SHORTEST_S`, a
 CPU-bound one after about 250 s."""
@@ -115,10 +120,11 @@ def wait_levelled_off(
             moves += 1
         acked.record(now, current)
         waited = now - counted_from
-        if waited >= shortest_s and now - first_sample >= 2 * window_s:
+        over = now - started_at >= LONGEST_WITH_MOVES_S
+        if over or (waited >= shortest_s and now - first_sample >= 2 * window_s):
             verdict, earlier, later = levelled_off(acked, now, window_s, tolerance)
             checks += 1
-            if verdict or waited >= longest_s:
+            if verdict or waited >= longest_s or over:
                 return {
                     "warmup_levelled_off": verdict,
                     "warmup_s": now - started_at,
