@@ -496,6 +496,7 @@ def _measure(
                 f"interval (supervisors lost? see {cluster.directory / 'logs'}); this run "
                 "measured nothing"
             )
+        placement = executor_placement(runs)
         counts = histogram_delta(histograms_start, histograms_end)
         cores = measured["host_cpu_cores"]
         result.update(
@@ -508,8 +509,8 @@ def _measure(
                 "hosts": len({r.host for r in runs}),
                 "workers": len({(r.host, r.port) for r in runs}),
                 "worker_slots": sorted({f"{r.host}:{r.port}" for r in runs}),
-                "placement": executor_placement(runs),
-                "placement_held": executor_placement(runs) == placement_at_start,
+                "placement": placement,
+                "placement_held": placement == placement_at_start,
                 "failed_total": state.failed if state else None,
                 "max_host_cpu_cores": max(cores.values()) if cores else None,
                 **measured,

@@ -85,14 +85,22 @@ class Sample:
         return self.measured_from_s is not None and self.measured_from_s >= LEVELLED_OFF_S
 
 
-def samples_of(path: Path) -> list[Sample]:
-    """The runs of one ``bench cluster`` result that recorded a placement on emulated hosts;
-    none for another JSON file."""
+def cluster_result(path: Path) -> Mapping[str, Any] | None:
+    """The ``bench cluster`` result in ``path``; ``None`` for any other file, readable or not."""
     try:
         document = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return []
+        return None
     if not isinstance(document, Mapping) or document.get("benchmark") != BENCHMARK:
+        return None
+    return document
+
+
+def samples_of(path: Path) -> list[Sample]:
+    """The runs of one ``bench cluster`` result that recorded a placement on emulated hosts;
+    none for another JSON file."""
+    document = cluster_result(path)
+    if document is None:
         return []
     settings = document.get("settings")
     warmup = settings.get("warmup") if isinstance(settings, Mapping) else None

@@ -76,7 +76,9 @@ def load(path: Path) -> Session:
             f"--set files=: {path} is not a readable JSON file ({error}); expected a result "
             "of `scheduler-py bench cluster`"
         ) from None
-    if not isinstance(document, Mapping) or document.get("benchmark") != "cluster":
+    if not isinstance(document, Mapping) or document.get("benchmark") != (
+        cluster_calibration.BENCHMARK
+    ):
         found = document.get("benchmark") if isinstance(document, Mapping) else "not an object"
         raise SettingError(
             f"--set files=: {path} is not a bench cluster result (benchmark: {found!r}); "
@@ -151,7 +153,7 @@ def session_files(options: BenchOptions) -> list[Path]:
     found = [
         path
         for path in sorted(options.output_dir.glob("*.json"))
-        if _benchmark_of(path) == "cluster"
+        if cluster_calibration.cluster_result(path) is not None
     ]
     if not found:
         raise SettingError(
@@ -160,14 +162,6 @@ def session_files(options: BenchOptions) -> list[Path]:
             "comma-separated"
         )
     return found
-
-
-def _benchmark_of(path: Path) -> Any:
-    try:
-        document = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    return document.get("benchmark") if isinstance(document, Mapping) else None
 
 
 def run(options: BenchOptions) -> None:

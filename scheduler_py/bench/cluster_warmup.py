@@ -15,11 +15,10 @@ the rate over the window before it (a falling or flat rate has levelled off), no
 records that its rate never levelled off). When the topology's executors move meanwhile (the
 next stage of a brain re-plan, ``docs/reconfiguration.md``), the windows and both limits
 count again from the move (up to :data:`LONGEST_WITH_MOVES_S` in all): before, the moved
-executors' counts, which no longer change,
-kept the rate unknown until :data:`LONGEST_S`, and the brain's Linear-CPU runs of
-``throughput-default/c2-cpu-wire*.json`` were measured as never levelled off. Nimbus's
-counts move only with the workers' heartbeats, so each executor's count is timed by the poll
-that first saw it change.
+executors' counts, which no longer change, kept the rate unknown until :data:`LONGEST_S`,
+and the brain's Linear-CPU runs of ``throughput-default/c2-cpu-wire*.json`` were measured
+as never levelled off. Nimbus's counts move only with the workers' heartbeats, so each
+executor's count is timed by the poll that first saw it change.
 """
 
 from __future__ import annotations
