@@ -25,7 +25,7 @@ from scheduler_py.algorithms.fastest import (
 )
 from scheduler_py.bench.cluster_links import model_topology
 from scheduler_py.model.errors import SchedulingError
-from scheduler_py.model.throughput import throughput
+from scheduler_py.model.throughput import Throughput, throughput
 from scheduler_py.model.types import (
     Component,
     Edge,
@@ -393,3 +393,34 @@ def test_the_status_names_the_bottleneck_by_host_and_the_summary_by_supervisor_i
     node, _, kind = decision.summary["bottleneck"].rpartition(" ")
     assert node.startswith("sup-")
     assert f"bottleneck host{node[4:]}.example {kind} (" in decision.reason
+
+
+def test_the_search_never_accepts_a_step_back() -> None:
+    # at the same rate on the same hosts, one plan has fewer resources saturated and the
+    # other less traffic: the search's acceptance takes one over the other, never both ways
+    # (both ways, a search alternated between such plans until its evaluations ran out)
+    fewer_saturated = Throughput(100.0, "a cpu", {"a cpu": 1.0, "b cpu": 0.5})
+    less_traffic = Throughput(100.0, "a cpu", {"a cpu": 1.0, "b cpu": 1.0})
+    a, b = (-100.0, 5, 1.6), (-100.0, 5, 1.0)
+    assert fastest._improves(a, fewer_saturated, b, less_traffic)
+    assert not fastest._improves(b, less_traffic, a, fewer_saturated)
+    # a higher rate or fewer hosts still comes first
+    assert fastest._improves((-101.0, 5, 9.0), less_traffic, a, fewer_saturated)
+    assert fastest._improves((-100.0, 4, 9.0), less_traffic, a, fewer_saturated)
+
+
+def test_the_cpu_bound_linear_search_ends_before_its_evaluation_limit() -> None:
+    # Linear-CPU on six 0.3-core hosts, 0.4 ms per tuple as measured, 1,000 pending tuples
+    # per spout (``docs/results/emulated-network/throughput-default/``, eighth set): its
+    # search once alternated between two plans until MAX_EVALUATIONS
+    nodes = tuple(
+        Node(f"h{i}", 30.0, rack="/rack-1" if i <= 3 else "/rack-2", bandwidth=12.5e6)
+        for i in range(1, 7)
+    )
+    topology = model_topology("linear-cpu")
+    assert topology is not None
+    work = {c.id: 400e-6 for c in topology.components if not c.is_system}
+    problem = Problem(nodes, dataclasses.replace(topology, work_seconds=work))
+    params = {"payload_bytes": 93.0, "max_spout_pending": 1000, "seconds": 60.0}
+    placement = registry.run("throughput", problem, params)
+    assert placement.report["evaluations"] < fastest.MAX_EVALUATIONS

@@ -8,6 +8,7 @@ import math
 import pytest
 
 from scheduler_py.model.throughput import (
+    MAX_SHIFTS,
     Constants,
     Shape,
     ThroughputInputs,
@@ -75,18 +76,60 @@ def test_loadaware_keeps_the_local_target_when_queues_cannot_fill() -> None:
     assert result.rate == pytest.approx(500.0)
     assert result.bottleneck == "A cpu"
     assert result.widened == 0
+    assert result.shifted == 0  # the route stays in the spout's worker: nothing to shift
     assert "B cpu" not in result.loads
 
 
 def test_loadaware_widens_under_overload() -> None:
     # unbounded in-flight tuples: A's queue fills, the scope widens to the rack and the
-    # shuffle splits evenly: A 1.5 ms, B 0.5 ms per round -> 666.7/s, 500 bytes cross
+    # shuffle splits evenly (A 1.5 ms, B 0.5 ms per round -> 666.7/s); A is still the
+    # bottleneck, so its weight is halved four times: bolt#0 gets 1/17 of the tuples,
+    # A spends 1 + 1/17 ms per round -> 944.4/s, and 16/17 of the 1,000 bytes cross
     placement = Placement("t", {"spout#0": "A", "bolt#0": "A", "bolt#1": "B"})
     result = throughput(_problem(2), placement, _inputs())
-    assert result.rate == pytest.approx(1000.0 / 1.5)
+    rate = 1000.0 / (1.0 + 1.0 / 17)
+    assert result.rate == pytest.approx(rate)
     assert result.bottleneck == "A cpu"
     assert result.widened == 1
-    assert result.loads["A out"] == pytest.approx(500.0 * (1000.0 / 1.5) / 1e6)
+    assert result.shifted == MAX_SHIFTS == 4
+    assert result.loads["A out"] == pytest.approx(1000.0 * 16 / 17 * rate / 1e6)
+
+
+def _shared_route_problem() -> Problem:
+    # the spout alone on C (1 core), one bolt on A (a quarter core) and one on B (1 core)
+    nodes = (Node("A", 25.0), Node("B", 100.0), Node("C", 100.0))
+    topology = Topology(
+        "t",
+        (Component("spout", 1, 10, is_spout=True), Component("bolt", 2, 10)),
+        (Edge("spout", "bolt", 1.0),),
+    )
+    return Problem(nodes, topology)
+
+
+SHARED = Placement("t", {"spout#0": "C", "bolt#0": "A", "bolt#1": "B"})
+
+
+def test_loadaware_shifts_off_a_saturated_host() -> None:
+    # the spout's route spans A and B: evenly, A's 0.5 ms per round on 0.25 core -> 500/s;
+    # A's weight halved: 1/3 of the tuples, 1.33 ms -> 750/s, A still the bottleneck;
+    # halved again: 1/5, 0.8 ms -> 1,250/s, and C's spout (1 ms per round) limits to 1,000/s
+    result = throughput(_shared_route_problem(), SHARED, _inputs(in_flight=1000.0))
+    assert result.rate == pytest.approx(1000.0)
+    assert result.bottleneck == "C cpu"
+    assert result.shifted == 2
+    assert result.widened == 0
+    assert result.loads["A cpu"] == pytest.approx(0.8)
+
+
+def test_no_shift_without_enough_tuples_in_flight_or_with_loadaware_off() -> None:
+    # fewer than about 51 tuples in flight never make a connection's load count as
+    # congested, and with load-aware messaging off Storm splits evenly
+    few = throughput(_shared_route_problem(), SHARED, _inputs(in_flight=50.0))
+    assert few.rate == pytest.approx(500.0)
+    assert few.shifted == 0
+    uniform = throughput(_shared_route_problem(), SHARED, _inputs(loadaware=False))
+    assert uniform.rate == pytest.approx(500.0)
+    assert uniform.shifted == 0
 
 
 def test_uniform_split_when_loadaware_is_off() -> None:

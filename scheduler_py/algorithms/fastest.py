@@ -545,13 +545,19 @@ def _improves(
     best_key: tuple[float, int, float],
     best: Throughput,
 ) -> bool:
-    """The search's acceptance: a better objective (:func:`_better`), or the same predicted
-    rate with fewer resources saturated (a step off a plateau of tied bottlenecks)."""
-    if _better(key, best_key):
-        return True
+    """The search's acceptance, one order from rate to traffic: a higher predicted rate;
+    at the same rate fewer hosts; then fewer resources saturated (a step off a plateau of
+    tied bottlenecks); then less traffic (:func:`_better`'s order with the plateau step
+    inside it). One order, so the search cannot step back: with the plateau step outside it,
+    a plan with fewer saturated resources and one with less traffic each accepted the other,
+    and a search alternated between them until its evaluations ran out."""
     scale = max(abs(key[0]), abs(best_key[0]), 1e-12)
-    same_rate = abs(key[0] - best_key[0]) <= TIE * scale
-    return same_rate and len(_saturated(result)) < len(_saturated(best))
+    if abs(key[0] - best_key[0]) > TIE * scale or key[1] != best_key[1]:
+        return _better(key, best_key)
+    saturated, best_saturated = len(_saturated(result)), len(_saturated(best))
+    if saturated != best_saturated:
+        return saturated < best_saturated
+    return _better(key, best_key)
 
 
 def _swap_fits(

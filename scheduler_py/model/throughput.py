@@ -40,6 +40,19 @@ plan ran at half RAS's rate with one rack's copies idle (``README.md``). Where t
 reach the bound, the model widens to a fixed point: while the bottleneck is a host's CPU that
 receives scope-restricted shuffles, the senders feeding it widen to the next scope with more
 targets, kept when it raises the rate (:data:`MAX_WIDENINGS` steps at most).
+
+**Shifting off a saturated host.** Within its scope a load-aware sender does not split
+evenly for long: ``LoadAwareShuffleGrouping.updateRing`` takes 10 points of weight (of 100)
+per load update from every target whose load is more than 0.05 above the least loaded
+target's, and gives 1 back otherwise. A remote target's load is at least its connection's
+pending messages / 1,024 (``Client.getLoad``), so about 51 messages waiting for a
+CPU-saturated worker already move tuples to the other targets. Where that many tuples can be
+in flight (:data:`SHIFT_PENDING`), while the bottleneck is the CPU of a host that receives a
+load-aware route spanning several hosts, the model halves that host's weight in every such
+route, kept when it raises the rate (:data:`MAX_SHIFTS` steps at most). Routes whose targets
+are all on one host are not affected, so a plan that keeps its routes on their hosts is
+scored as before (``docs/algorithms/throughput-model.md``, "Shifting off a saturated
+host").
 """
 
 from __future__ import annotations
@@ -69,6 +82,16 @@ above, every spout emits at the same rate (one routing instead of one per spout)
 
 MAX_WIDENINGS = 4
 """Widening steps the fixed point tries at most (one per scope level and a margin)."""
+
+SHIFT_PENDING = 0.05 * 1024
+"""Messages waiting on one connection at which ``LoadAwareShuffleGrouping`` starts taking
+weight from its target (its congestion margin times ``Client.getLoad``'s 1,024)."""
+
+SHIFT_FACTOR = 0.5
+"""What one shifting step leaves of a saturated host's weight."""
+
+MAX_SHIFTS = 4
+"""Shifting steps tried at most per placement (every step routes the round again)."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +156,7 @@ class Throughput:
     """The model's answer: ``rate`` spout tuples/s, limited by ``bottleneck`` (``"h1 cpu"``,
     ``"h1 out"``, ``"/rack-1 in"``, …); ``loads``: per resource, its utilisation at ``rate``
     (the bottleneck's is 1); ``widened``: widening steps the fixed point kept; ``crossing``:
-    payload tuples crossing hosts per spout tuple."""
+    payload tuples crossing hosts per spout tuple; ``shifted``: shifting steps kept."""
 
     rate: float
     bottleneck: str
@@ -141,6 +164,8 @@ class Throughput:
     widened: int = 0
     crossing: float = 0.0
     """payload tuples that cross hosts per spout tuple"""
+    shifted: int = 0
+    """shifting steps kept (weight halved on a saturated host)"""
 
     def summary(self) -> dict[str, float | str]:
         return {"predicted_throughput": self.rate, "bottleneck": self.bottleneck}
@@ -246,6 +271,12 @@ class _Round:
         """the one spout executor that emits (:func:`_filled`); ``None``: every spout"""
         self.level: dict[tuple[str, str, str], int] = {}
         """(source component, target component, sender worker) -> scope level"""
+        self.weight: dict[str, float] = {}
+        """host -> its weight in the load-aware routes spanning several hosts (1 unless
+        shifted off)"""
+        self.shared_hosts: set[str] = set()
+        """the hosts that receive a load-aware route spanning several hosts in the last
+        :meth:`route` (where shifting can move tuples)"""
         self._placed: dict[str, list[str]] = {}
         self._groups: dict[tuple[str, str], dict[object, list[str]]] = {}
 
@@ -307,6 +338,8 @@ class _Round:
         spread: dict[tuple, float] = defaultdict(float)
         lists: dict[int, list[str]] = {}
         restricted: dict[tuple, list[str]] = {}
+        split: dict[int, list[tuple[list[str], float]]] = {}
+        self.shared_hosts = set()
         for component in self.order:
             sources = [e for e in shape.executors[component] if e in node_of]
             if shape.spout[component]:
@@ -339,7 +372,14 @@ class _Round:
                         chosen, level = scoped[key]
                         if level < len(SCOPES) - 1:
                             restricted[key] = chosen
-                        share = amount / len(chosen)
+                        parts = split.get(id(chosen))
+                        if parts is None:
+                            parts = split[id(chosen)] = self._weighted(chosen)
+                        for part, fraction in parts:
+                            lists[id(part)] = part
+                            per_target[id(part)] += amount * fraction
+                            spread[(sender, id(part))] += amount * fraction
+                        continue
                     else:
                         chosen, share = targets, amount / len(targets)
                     lists[id(chosen)] = chosen
@@ -350,6 +390,32 @@ class _Round:
                         handled[target] += share
         self.restricted = restricted
         return handled, spread, lists
+
+    def routed(self) -> tuple:
+        """What the last :meth:`route` left on the round (to :meth:`restore` when a trial
+        routing is not kept)."""
+        return self.handled, self.crossing, self.restricted, self.shared_hosts
+
+    def restore(self, routed: tuple) -> None:
+        self.handled, self.crossing, self.restricted, self.shared_hosts = routed
+
+    def _weighted(self, chosen: list[str]) -> list[tuple[list[str], float]]:
+        """A load-aware route's targets as ``(targets, share of what the sender sends, per
+        target)``: one part with an even share when they are on one host; else one part per
+        host, each target's share its host's :attr:`weight` over the targets' summed weights
+        (and the hosts noted in :attr:`shared_hosts`)."""
+        node_of = self.node_of
+        by_host: dict[str, list[str]] = {}
+        for target in chosen:
+            by_host.setdefault(node_of[target], []).append(target)
+        if len(by_host) == 1:
+            return [(chosen, 1.0 / len(chosen))]
+        self.shared_hosts.update(by_host)
+        if not any(host in self.weight for host in by_host):
+            return [(chosen, 1.0 / len(chosen))]
+        weight = self.weight
+        total = sum(weight.get(host, 1.0) * len(part) for host, part in by_host.items())
+        return [(part, weight.get(host, 1.0) / total) for host, part in by_host.items()]
 
 
 def measured_gains(topology: Topology) -> dict[tuple[str, str], float]:
@@ -599,13 +665,14 @@ def throughput(
         for _ in range(MAX_WIDENINGS):
             if not bottleneck.endswith(" cpu"):
                 break
-            previous = dict(state.level)
+            previous, routed = dict(state.level), state.routed()
             if not _widen(state, bottleneck.removesuffix(" cpu")):
                 break
             trial_load, trial_capacity = _loads(state)
             trial_rounds, trial_bottleneck = _rate(trial_load, trial_capacity)
             if trial_rounds <= rounds * (1 + 1e-9):
                 state.level = previous
+                state.restore(routed)
                 break
             load, rounds, bottleneck, widened = (
                 trial_load,
@@ -613,14 +680,34 @@ def throughput(
                 trial_bottleneck,
                 widened + 1,
             )
+    shifted = 0
+    if inputs.loadaware and (inputs.in_flight is None or inputs.in_flight >= SHIFT_PENDING):
+        for _ in range(MAX_SHIFTS):
+            host = bottleneck.removesuffix(" cpu")
+            if not bottleneck.endswith(" cpu") or host not in state.shared_hosts:
+                break
+            previous, routed = dict(state.weight), state.routed()
+            state.weight[host] = state.weight.get(host, 1.0) * SHIFT_FACTOR
+            trial_load, trial_capacity = _loads(state)
+            trial_rounds, trial_bottleneck = _rate(trial_load, trial_capacity)
+            if trial_rounds <= rounds * (1 + 1e-9):
+                state.weight = previous
+                state.restore(routed)
+                break
+            load, rounds, bottleneck, shifted = (
+                trial_load,
+                trial_rounds,
+                trial_bottleneck,
+                shifted + 1,
+            )
     crossing = state.crossing / max(spouts, 1)
     if math.isinf(rounds):
-        return Throughput(math.inf, "", {}, widened, crossing)
+        return Throughput(math.inf, "", {}, widened, crossing, shifted)
     if 1 < spouts <= FAIR_SPOUTS:
         total, first, utilisation = _filled(state, capacity)
-        return Throughput(total, first, utilisation, widened, crossing)
+        return Throughput(total, first, utilisation, widened, crossing, shifted)
     utilisation = {r: load[r] * rounds / capacity[r] for r in sorted(load) if r in capacity}
-    return Throughput(rounds * max(spouts, 1), bottleneck, utilisation, widened, crossing)
+    return Throughput(rounds * max(spouts, 1), bottleneck, utilisation, widened, crossing, shifted)
 
 
 def _filled(state: _Round, capacity: Mapping[str, float]) -> tuple[float, str, dict[str, float]]:
