@@ -279,6 +279,9 @@ class _Round:
         :meth:`route` (where shifting can move tuples)"""
         self._placed: dict[str, list[str]] = {}
         self._groups: dict[tuple[str, str], dict[object, list[str]]] = {}
+        self._scoped: dict[tuple, tuple[list[str], int]] = {}
+        """((edge, sender worker), level) -> the route's targets and their scope level: the
+        same for every routing of the round (widening and shifting route it again)"""
 
     def placed(self, component: str) -> list[str]:
         """The component's executors the placement places, in the topology's order (one list
@@ -339,6 +342,7 @@ class _Round:
         lists: dict[int, list[str]] = {}
         restricted: dict[tuple, list[str]] = {}
         split: dict[int, list[tuple[list[str], float]]] = {}
+        scoped = self._scoped
         self.shared_hosts = set()
         for component in self.order:
             sources = [e for e in shape.executors[component] if e in node_of]
@@ -351,7 +355,6 @@ class _Round:
                 if not targets:
                     continue
                 gain = self.gain.get((edge.source, edge.target), 1.0)
-                scoped: dict[tuple, tuple[list[str], int]] = {}
                 per_target: dict[int, float] = defaultdict(float)
                 first = targets[:1]
                 for source in sources:
@@ -365,11 +368,10 @@ class _Round:
                         chosen, share = first, amount
                     elif loadaware and edge.grouping in SHUFFLE_LIKE:
                         key = (edge.source, edge.target, sender)
-                        if key not in scoped:  # the scope depends on the sender's worker only
-                            scoped[key] = self.targets_in_scope(
-                                source, edge.target, self.level.get(key, 0)
-                            )
-                        chosen, level = scoped[key]
+                        at = (key, self.level.get(key, 0))
+                        if at not in scoped:  # the scope depends on the sender's worker only
+                            scoped[at] = self.targets_in_scope(source, edge.target, at[1])
+                        chosen, level = scoped[at]
                         if level < len(SCOPES) - 1:
                             restricted[key] = chosen
                         parts = split.get(id(chosen))
