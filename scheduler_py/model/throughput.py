@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -662,46 +662,15 @@ def throughput(
     )
     load, capacity = _loads(state)
     rounds, bottleneck = _rate(load, capacity)
-    widened = 0
+    widened = shifted = 0
     if inputs.loadaware and _queues_can_fill(state, inputs, spouts):
-        for _ in range(MAX_WIDENINGS):
-            if not bottleneck.endswith(" cpu"):
-                break
-            previous, routed = dict(state.level), state.routed()
-            if not _widen(state, bottleneck.removesuffix(" cpu")):
-                break
-            trial_load, trial_capacity = _loads(state)
-            trial_rounds, trial_bottleneck = _rate(trial_load, trial_capacity)
-            if trial_rounds <= rounds * (1 + 1e-9):
-                state.level = previous
-                state.restore(routed)
-                break
-            load, rounds, bottleneck, widened = (
-                trial_load,
-                trial_rounds,
-                trial_bottleneck,
-                widened + 1,
-            )
-    shifted = 0
+        load, rounds, bottleneck, widened = _fixed_point(
+            state, (load, rounds, bottleneck), MAX_WIDENINGS, _widen, "level"
+        )
     if inputs.loadaware and (inputs.in_flight is None or inputs.in_flight >= SHIFT_PENDING):
-        for _ in range(MAX_SHIFTS):
-            host = bottleneck.removesuffix(" cpu")
-            if not bottleneck.endswith(" cpu") or host not in state.shared_hosts:
-                break
-            previous, routed = dict(state.weight), state.routed()
-            state.weight[host] = state.weight.get(host, 1.0) * SHIFT_FACTOR
-            trial_load, trial_capacity = _loads(state)
-            trial_rounds, trial_bottleneck = _rate(trial_load, trial_capacity)
-            if trial_rounds <= rounds * (1 + 1e-9):
-                state.weight = previous
-                state.restore(routed)
-                break
-            load, rounds, bottleneck, shifted = (
-                trial_load,
-                trial_rounds,
-                trial_bottleneck,
-                shifted + 1,
-            )
+        load, rounds, bottleneck, shifted = _fixed_point(
+            state, (load, rounds, bottleneck), MAX_SHIFTS, _shift, "weight"
+        )
     crossing = state.crossing / max(spouts, 1)
     if math.isinf(rounds):
         return Throughput(math.inf, "", {}, widened, crossing, shifted)
@@ -710,6 +679,44 @@ def throughput(
         return Throughput(total, first, utilisation, widened, crossing, shifted)
     utilisation = {r: load[r] * rounds / capacity[r] for r in sorted(load) if r in capacity}
     return Throughput(rounds * max(spouts, 1), bottleneck, utilisation, widened, crossing, shifted)
+
+
+def _fixed_point(
+    state: _Round,
+    start: tuple[dict[str, float], float, str],
+    steps: int,
+    step: Callable[[_Round, str], bool],
+    changes: str,
+) -> tuple[dict[str, float], float, str, int]:
+    """Apply ``step`` to the host whose CPU is the bottleneck, routing the round again after
+    each, while the rate rises (``steps`` at most); a step that does not raise it is undone
+    (``changes``: the attribute of the round ``step`` changes). Returns the kept loads, rate
+    and bottleneck, and the steps kept."""
+    load, rounds, bottleneck = start
+    kept = 0
+    for _ in range(steps):
+        if not bottleneck.endswith(" cpu"):
+            break
+        previous, routed = dict(getattr(state, changes)), state.routed()
+        if not step(state, bottleneck.removesuffix(" cpu")):
+            break
+        trial_load, trial_capacity = _loads(state)
+        trial_rounds, trial_bottleneck = _rate(trial_load, trial_capacity)
+        if trial_rounds <= rounds * (1 + 1e-9):
+            setattr(state, changes, previous)
+            state.restore(routed)
+            break
+        load, rounds, bottleneck, kept = trial_load, trial_rounds, trial_bottleneck, kept + 1
+    return load, rounds, bottleneck, kept
+
+
+def _shift(state: _Round, host: str) -> bool:
+    """Halve ``host``'s weight in the load-aware routes spanning several hosts; whether it
+    receives one (the routes of the last routing)."""
+    if host not in state.shared_hosts:
+        return False
+    state.weight[host] = state.weight.get(host, 1.0) * SHIFT_FACTOR
+    return True
 
 
 def _filled(state: _Round, capacity: Mapping[str, float]) -> tuple[float, str, dict[str, float]]:
