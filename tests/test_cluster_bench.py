@@ -544,6 +544,25 @@ def test_adaptive_follow_samples_until_the_reconfiguration_has_settled() -> None
     assert stuck["reconfigured_s"] is None and len(stuck["timeline"]) == 6
 
 
+def test_adaptive_follow_waits_for_the_last_stage_of_a_staged_plan() -> None:
+    from scheduler_py.bench.cluster_adaptive import _over
+
+    first = {"id": "r1", "state": "completed", "trigger": "measured", "stages": 3}
+    assert not _over([first])  # two stages to go
+    assert not _over([first, {"id": "r2", "state": "draining", "stages": 2}])
+    second = {"id": "r2", "state": "completed", "trigger": "staged", "stages": 2}
+    assert not _over([first, second])
+    assert _over([first, second, {"id": "r3", "state": "completed", "stages": 1}])
+    assert _over([first, second, {"id": "r3", "state": "declined", "stages": 1}])
+    # a negative measured gain stops the plan's stages
+    assert _over([first, second | {"measured": {"negative": True}}])
+    assert not _over([first, second | {"measured": {"negative": False}}])
+    # one stage, or an entry from before stages were recorded
+    assert _over([{"id": "r1", "state": "completed"}])
+    assert _over([{"id": "r1", "state": "declined", "stages": 3}])
+    assert not _over([])
+
+
 def test_adaptive_target_needs_the_rate_to_stay_at_90_percent_within_5_minutes(capsys) -> None:
     from scheduler_py.bench.cluster_adaptive import adaptive_target, time_to_share
     from scheduler_py.bench.cluster_report import targets as _targets

@@ -156,8 +156,20 @@ def _read(history: History) -> list[Mapping[str, Any]]:
 
 
 def _over(entries: Sequence[Mapping[str, Any]]) -> bool:
-    """A reconfiguration reached an end state (the last entry of its id)."""
-    return any(e.get("state") in TERMINAL for e in entries)
+    """The brain's reconfiguration of the topology is over: its latest entry reached an end
+    state and announces no further stage. A completed stage of a plan staged in more than
+    one (its ``stages``, ``scheduler_py/reconfig/staging.py``) is followed by the next once
+    its gain is measured, unless that gain was negative (``scheduler_py/reconfig/follow_up.py``);
+    the next stage, judged again, may be declined, which ends it too."""
+    if not entries:
+        return False
+    latest = entries[-1]
+    if latest.get("state") not in TERMINAL:
+        return False
+    if latest.get("state") != "completed" or int(latest.get("stages") or 1) <= 1:
+        return True
+    measured = latest.get("measured")
+    return isinstance(measured, Mapping) and bool(measured.get("negative"))
 
 
 def _entry_summary(entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -171,6 +183,7 @@ def _entry_summary(entry: Mapping[str, Any]) -> dict[str, Any]:
         "drain_secs",
         "applied_secs",
         "workers_restarted_measured",
+        "stages",
     )
     return {k: entry.get(k) for k in keys if k in entry}
 
