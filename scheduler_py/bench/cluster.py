@@ -59,11 +59,11 @@ by the monitor, the aggregation and the trigger while it runs; ``adaptive_algori
 placement's. ``brain:default``: the brain with nothing set per
 topology (the service's default algorithm); ``brain:monitored``: the same with the worker
 monitor (counts mode), the aggregation (every 30 s) and the re-plan on measured costs as
-``docs/install.md`` installs them, measured once that re-plan has ended
-(:data:`scheduler_py.bench.cluster_runs.MONITORED`); ``brain_args`` passes ``scheduler-py serve``
-options to the brain (e.g. ``--algorithm throughput --param host_mbit=100``: a network the
-service is told once). Every run's placement is predicted by the throughput model
-(``scheduler_py/model/throughput.py``) beside its measured rate.
+``docs/install.md`` installs them, measured once that re-plan has ended, with its last stage
+when it is staged (:data:`scheduler_py.bench.cluster_runs.MONITORED`); ``brain_args``
+passes ``scheduler-py serve`` options to the brain (e.g. ``--algorithm throughput --param
+host_mbit=100``: a network the service is told once). Every run's placement is predicted by
+the throughput model (``scheduler_py/model/throughput.py``) beside its measured rate.
 
 At ~650 lines this module is the benchmark's driver only — starting and switching the
 cluster, measuring one run, the session that interleaves them; the pure parts (run order,
