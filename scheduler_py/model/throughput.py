@@ -51,8 +51,7 @@ in flight (:data:`SHIFT_PENDING`), while the bottleneck is the CPU of a host tha
 load-aware route spanning several hosts, the model halves that host's weight in every such
 route, kept when it raises the rate (:data:`MAX_SHIFTS` steps at most). Routes whose targets
 are all on one host are not affected, so a plan that keeps its routes on their hosts is
-scored as before (``docs/algorithms/throughput-model.md``, "Shifting off a saturated
-host").
+scored as before (``docs/algorithms/throughput-model.md``, "The model").
 """
 
 from __future__ import annotations
@@ -282,6 +281,8 @@ class _Round:
         self._scoped: dict[tuple, tuple[list[str], int]] = {}
         """((edge, sender worker), level) -> the route's targets and their scope level: the
         same for every routing of the round (widening and shifting route it again)"""
+        self._by_host: dict[int, dict[str, list[str]]] = {}
+        """id of a route's target list (lists the round keeps) -> its targets by host"""
 
     def placed(self, component: str) -> list[str]:
         """The component's executors the placement places, in the topology's order (one list
@@ -393,23 +394,38 @@ class _Round:
         self.restricted = restricted
         return handled, spread, lists
 
-    def routed(self) -> tuple:
-        """What the last :meth:`route` left on the round (to :meth:`restore` when a trial
-        routing is not kept)."""
-        return self.handled, self.crossing, self.restricted, self.shared_hosts
+    def snapshot(self) -> tuple:
+        """The round's scope levels and weights, and what the last :meth:`route` left on it
+        (to :meth:`restore` when a trial step is not kept)."""
+        return (
+            dict(self.level),
+            dict(self.weight),
+            self.handled,
+            self.crossing,
+            self.restricted,
+            self.shared_hosts,
+        )
 
-    def restore(self, routed: tuple) -> None:
-        self.handled, self.crossing, self.restricted, self.shared_hosts = routed
+    def restore(self, saved: tuple) -> None:
+        (
+            self.level,
+            self.weight,
+            self.handled,
+            self.crossing,
+            self.restricted,
+            self.shared_hosts,
+        ) = saved
 
     def _weighted(self, chosen: list[str]) -> list[tuple[list[str], float]]:
         """A load-aware route's targets as ``(targets, share of what the sender sends, per
         target)``: one part with an even share when they are on one host; else one part per
         host, each target's share its host's :attr:`weight` over the targets' summed weights
         (and the hosts noted in :attr:`shared_hosts`)."""
-        node_of = self.node_of
-        by_host: dict[str, list[str]] = {}
-        for target in chosen:
-            by_host.setdefault(node_of[target], []).append(target)
+        by_host = self._by_host.get(id(chosen))
+        if by_host is None:
+            by_host = self._by_host[id(chosen)] = {}
+            for target in chosen:
+                by_host.setdefault(self.node_of[target], []).append(target)
         if len(by_host) == 1:
             return [(chosen, 1.0 / len(chosen))]
         self.shared_hosts.update(by_host)
@@ -665,11 +681,11 @@ def throughput(
     widened = shifted = 0
     if inputs.loadaware and _queues_can_fill(state, inputs, spouts):
         load, rounds, bottleneck, widened = _fixed_point(
-            state, (load, rounds, bottleneck), MAX_WIDENINGS, _widen, "level"
+            state, (load, rounds, bottleneck), MAX_WIDENINGS, _widen
         )
     if inputs.loadaware and (inputs.in_flight is None or inputs.in_flight >= SHIFT_PENDING):
         load, rounds, bottleneck, shifted = _fixed_point(
-            state, (load, rounds, bottleneck), MAX_SHIFTS, _shift, "weight"
+            state, (load, rounds, bottleneck), MAX_SHIFTS, _shift
         )
     crossing = state.crossing / max(spouts, 1)
     if math.isinf(rounds):
@@ -686,25 +702,22 @@ def _fixed_point(
     start: tuple[dict[str, float], float, str],
     steps: int,
     step: Callable[[_Round, str], bool],
-    changes: str,
 ) -> tuple[dict[str, float], float, str, int]:
     """Apply ``step`` to the host whose CPU is the bottleneck, routing the round again after
-    each, while the rate rises (``steps`` at most); a step that does not raise it is undone
-    (``changes``: the attribute of the round ``step`` changes). Returns the kept loads, rate
-    and bottleneck, and the steps kept."""
+    each, while the rate rises (``steps`` at most); a step that does not raise it is undone.
+    Returns the kept loads, rate and bottleneck, and the steps kept."""
     load, rounds, bottleneck = start
     kept = 0
     for _ in range(steps):
         if not bottleneck.endswith(" cpu"):
             break
-        previous, routed = dict(getattr(state, changes)), state.routed()
+        saved = state.snapshot()
         if not step(state, bottleneck.removesuffix(" cpu")):
             break
         trial_load, trial_capacity = _loads(state)
         trial_rounds, trial_bottleneck = _rate(trial_load, trial_capacity)
         if trial_rounds <= rounds * (1 + 1e-9):
-            setattr(state, changes, previous)
-            state.restore(routed)
+            state.restore(saved)
             break
         load, rounds, bottleneck, kept = trial_load, trial_rounds, trial_bottleneck, kept + 1
     return load, rounds, bottleneck, kept
