@@ -311,6 +311,22 @@ def test_summary_rows_have_the_issue_fields() -> None:
     assert left[0]["left_to_storm_runs"] == 1
 
 
+def test_a_run_whose_placement_moved_while_measured_is_not_in_the_medians() -> None:
+    """The ninth set's run 4: a re-plan's stage inside the interval measured 199/s of no one
+    placement; the row's median is of the runs that held."""
+    rows = summarise(
+        [
+            run("brain:monitored", 635, 50, 6, placement_held=True),
+            run("brain:monitored", 199, 90, 6, placement_held=False),
+            run("brain:monitored", 427, 60, 4),  # recorded before placement_held existed
+        ]
+    )
+    (row,) = rows
+    assert row["runs"] == 2 and row["moved_runs"] == 1 and row["failed_runs"] == 0
+    assert row["throughput_median"] == 531 and row["throughput_range"] == (427, 635)
+    assert row["p99_ms_median"] == 55
+
+
 def test_network_target() -> None:
     rows = summarise(
         [
@@ -616,3 +632,13 @@ def test_link_model_check_prints_each_load_aware_off_run(capsys) -> None:
         {"index": 2, "max_share_error": None},
     ]
     assert link_model_check(runs[2:]) == []
+
+
+def test_a_kept_log_is_the_end_of_a_long_one(tmp_path: Path) -> None:
+    from scheduler_py.bench.local_cluster import _copy_tail
+
+    source = tmp_path / "aggregate-3.log"
+    source.write_bytes(b"a" * 10 + b"the end")
+    kept = _copy_tail(source, tmp_path / "kept.log", 7)
+    assert kept.read_bytes() == b"the end"
+    assert _copy_tail(source, tmp_path / "whole.log", 100).read_bytes() == source.read_bytes()

@@ -845,6 +845,8 @@ def run(options: BenchOptions) -> None:
                 result = _measure(
                     cluster, key, topologies[key.topology], settings, index, Path(tmp)
                 )
+                if scheduler_spec(key.scheduler).brain:
+                    result["logs"] = _keep_run_logs(cluster, options, index, Path(tmp))
                 runs.append(result)
                 progress(index, len(order), result, began)
         finally:
@@ -894,6 +896,22 @@ def run(options: BenchOptions) -> None:
     )
     report.write_json(json_path, data)
     report.footer(options, png, json_path)
+
+
+def _keep_run_logs(
+    cluster: _BenchCluster, options: BenchOptions, index: int, scratch: Path
+) -> str | None:
+    """Copy a brain run's logs — the brain's log, its plan log, the reconfiguration history
+    and the aggregation job's log — to ``<output dir>/cluster-logs/run-<index>`` before the
+    next run's cluster replaces them, so a run's decisions can be explained afterwards;
+    the directory, or ``None`` when nothing was copied."""
+    into = options.output_dir / "cluster-logs" / f"run-{index}"
+    try:
+        kept = cluster.keep_logs(into, [scratch / f"aggregate-{index}.log"])
+    except OSError as error:
+        report.line(f"  (run {index}: its logs were not kept: {error})")
+        return None
+    return str(into) if kept else None
 
 
 def _stop_on_sigterm(signum: int, _frame: object) -> None:

@@ -62,6 +62,12 @@ def tables(rows: Sequence[Mapping[str, Any]], settings: Mapping[str, Any], emula
             ],
         )  # fmt: skip
         for row in (r for r in rows if r["topology"] == topology):
+            if row.get("moved_runs"):
+                table.notes.append(
+                    f"{row['scheduler']} (LA {'on' if row['loadaware'] else 'off'}): "
+                    f"{row['moved_runs']} run(s) moved: the placement changed while measured "
+                    "(runs[].placement_held false), so they are not in the medians"
+                )
             if row["left_to_storm_runs"]:
                 table.notes.append(
                     f"{row['scheduler']} (LA {'on' if row['loadaware'] else 'off'}): the brain "
@@ -80,7 +86,8 @@ def tables(rows: Sequence[Mapping[str, Any]], settings: Mapping[str, Any], emula
                 row["scheduler"],
                 "on" if row["loadaware"] else "off",
                 f"{row['runs']}"
-                + (f" ({row['failed_runs']} failed)" if row["failed_runs"] else ""),
+                + (f" ({row['failed_runs']} failed)" if row["failed_runs"] else "")
+                + (f" ({row['moved_runs']} moved)" if row.get("moved_runs") else ""),
                 fmt(row["throughput_median"], ",.0f"),
                 "–" if spread is None else f"{spread[0]:,.0f}–{spread[1]:,.0f}",
                 ratio(row["throughput_median"], default and default["throughput_median"]),

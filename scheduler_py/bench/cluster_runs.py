@@ -388,13 +388,17 @@ def value_range(values: Iterable[float | None]) -> tuple[float, float] | None:
 def summarise(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One row per (topology, scheduler, load-aware) in first-seen order, with the fixed
     fields (:data:`SUMMARY_FIELDS`) and extras: min/max throughput and p99, p50, workers,
-    CPU of the busiest host. Failed runs (``error`` set) count in ``failed_runs`` only."""
+    CPU of the busiest host. Failed runs (``error`` set) count in ``failed_runs`` only, and
+    runs whose placement changed while they were measured (``placement_held`` false: a
+    re-plan's stage or Storm moving executors inside the interval, so the rate is of no one
+    placement) in ``moved_runs`` only."""
     groups: dict[tuple[str, str, bool], list[Mapping[str, Any]]] = {}
     for run in runs:
         groups.setdefault((run["topology"], run["scheduler"], run["loadaware"]), []).append(run)
     rows = []
     for (topology, scheduler, loadaware), members in groups.items():
-        ok = [r for r in members if not r.get("error")]
+        completed = [r for r in members if not r.get("error")]
+        ok = [r for r in completed if r.get("placement_held") is not False]
         throughput = [r.get("throughput") for r in ok]
         p99 = [r.get("p99_ms") for r in ok]
         rows.append(
@@ -411,7 +415,8 @@ def summarise(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                     r.get("predicted_inter_host_bytes") for r in ok
                 ),
                 "hosts_median": median(r.get("hosts") for r in ok),
-                "failed_runs": len(members) - len(ok),
+                "failed_runs": len(members) - len(completed),
+                "moved_runs": len(completed) - len(ok),
                 "instances": len({r["cluster_instance"] for r in ok if "cluster_instance" in r})
                 or None,
                 "left_to_storm_runs": sum(

@@ -24,7 +24,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -367,18 +367,35 @@ class BrainCluster(LocalCluster):
     def status(self, name: str) -> str | None:
         return self._nimbus("status", name)
 
-    def keep_logs(self, into: Path) -> list[Path]:
-        """Copy the brain's log and the history journals to ``into``; return what was copied."""
+    def keep_logs(self, into: Path, extra: Iterable[Path] = ()) -> list[Path]:
+        """Copy the brain's log, its plan log, the history journals and ``extra`` files to
+        ``into`` (the last :data:`KEPT_LOG_BYTES` of each); return what was copied."""
         copied = []
-        sources = [self.directory / "logs" / "brain.log"]
+        logs = self.directory / "logs"
+        sources = [logs / "brain.log", logs / "brain-plans.jsonl", *extra]
         state_dir = self.env.get("BRAIN_STATE_DIR")
         if state_dir:
             sources += sorted((Path(state_dir) / "history").glob("*.jsonl"))
         for source in sources:
             if source.is_file():
                 into.mkdir(parents=True, exist_ok=True)
-                copied.append(Path(shutil.copy2(source, into / source.name)))
+                copied.append(_copy_tail(source, into / source.name, KEPT_LOG_BYTES))
         return copied
+
+
+KEPT_LOG_BYTES = 4 << 20
+"""the most of one log :meth:`LocalCluster.keep_logs` copies (its end)"""
+
+
+def _copy_tail(source: Path, target: Path, limit: int) -> Path:
+    """Copy ``source`` to ``target``, only its last ``limit`` bytes when it is longer."""
+    size = source.stat().st_size
+    if size <= limit:
+        return Path(shutil.copy2(source, target))
+    with source.open("rb") as reading, target.open("wb") as writing:
+        reading.seek(size - limit)
+        writing.write(reading.read(limit))
+    return target
 
 
 # --------------------------------------------------------------------------- measuring
