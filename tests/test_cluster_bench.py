@@ -642,3 +642,29 @@ def test_a_kept_log_is_the_end_of_a_long_one(tmp_path: Path) -> None:
     kept = _copy_tail(source, tmp_path / "kept.log", 7)
     assert kept.read_bytes() == b"the end"
     assert _copy_tail(source, tmp_path / "whole.log", 100).read_bytes() == source.read_bytes()
+
+
+def test_a_brain_runs_logs_are_kept_in_the_output_directory(tmp_path: Path) -> None:
+    """What ``bench cluster`` copies after a brain run, on the cluster class it runs (the
+    session once stopped here: the method was on another class)."""
+    from scheduler_py.bench.cluster import _BenchCluster, _keep_run_logs
+    from scheduler_py.bench.registry import BenchOptions
+
+    directory = tmp_path / "cluster"
+    cluster = _BenchCluster(directory, "3000", scheduler_spec("brain:monitored"), None, True, None)
+    state = tmp_path / "brain-state"
+    cluster.env["BRAIN_STATE_DIR"] = str(state)
+    (directory / "logs").mkdir(parents=True)
+    (directory / "logs" / "brain.log").write_text("declined: gain too small\n")
+    (directory / "logs" / "brain-plans.jsonl").write_text("{}\n")
+    (state / "history").mkdir(parents=True)
+    (state / "history" / "bc6-linear-cpu.jsonl").write_text("{}\n")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (scratch / "aggregate-6.log").write_text("aggregate written\n")
+    options = BenchOptions(output_dir=tmp_path / "out")
+    kept = _keep_run_logs(cluster, options, 6, scratch)
+    assert kept == str(tmp_path / "out" / "cluster-logs" / "run-6")
+    names = sorted(p.name for p in Path(kept).iterdir())
+    assert names == ["aggregate-6.log", "bc6-linear-cpu.jsonl", "brain-plans.jsonl", "brain.log"]
+    assert _keep_run_logs(cluster, options, 7, tmp_path / "missing") is not None

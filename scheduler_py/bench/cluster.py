@@ -908,8 +908,8 @@ def _keep_run_logs(
     into = options.output_dir / "cluster-logs" / f"run-{index}"
     try:
         kept = cluster.keep_logs(into, [scratch / f"aggregate-{index}.log"])
-    except OSError as error:
-        report.line(f"  (run {index}: its logs were not kept: {error})")
+    except Exception as error:  # keeping logs must not lose the session's runs
+        report.line(f"  (run {index}: its logs were not kept: {type(error).__name__}: {error})")
         return None
     return str(into) if kept else None
 

@@ -285,6 +285,21 @@ class LocalCluster:
 
         return call_brain(self.brain, method, *args, timeout_ms=timeout_ms)
 
+    def keep_logs(self, into: Path, extra: Iterable[Path] = ()) -> list[Path]:
+        """Copy the brain's log, its plan log, the history journals and ``extra`` files to
+        ``into`` (the last :data:`KEPT_LOG_BYTES` of each); return what was copied."""
+        copied = []
+        logs = self.directory / "logs"
+        sources = [logs / "brain.log", logs / "brain-plans.jsonl", *extra]
+        state_dir = self.env.get("BRAIN_STATE_DIR")
+        if state_dir:
+            sources += sorted((Path(state_dir) / "history").glob("*.jsonl"))
+        for source in sources:
+            if source.is_file():
+                into.mkdir(parents=True, exist_ok=True)
+                copied.append(_copy_tail(source, into / source.name, KEPT_LOG_BYTES))
+        return copied
+
     def history(self, name: str) -> list[dict[str, Any]]:
         state_dir = self.env.get("BRAIN_STATE_DIR")
         if state_dir:
@@ -366,21 +381,6 @@ class BrainCluster(LocalCluster):
 
     def status(self, name: str) -> str | None:
         return self._nimbus("status", name)
-
-    def keep_logs(self, into: Path, extra: Iterable[Path] = ()) -> list[Path]:
-        """Copy the brain's log, its plan log, the history journals and ``extra`` files to
-        ``into`` (the last :data:`KEPT_LOG_BYTES` of each); return what was copied."""
-        copied = []
-        logs = self.directory / "logs"
-        sources = [logs / "brain.log", logs / "brain-plans.jsonl", *extra]
-        state_dir = self.env.get("BRAIN_STATE_DIR")
-        if state_dir:
-            sources += sorted((Path(state_dir) / "history").glob("*.jsonl"))
-        for source in sources:
-            if source.is_file():
-                into.mkdir(parents=True, exist_ok=True)
-                copied.append(_copy_tail(source, into / source.name, KEPT_LOG_BYTES))
-        return copied
 
 
 KEPT_LOG_BYTES = 4 << 20
