@@ -333,3 +333,32 @@ def test_each_spout_is_held_back_by_its_own_path() -> None:
     assert result.bottleneck == "B out"
     assert result.loads["A cpu"] == pytest.approx(1.0)
     assert result.loads["B out"] == pytest.approx(1.0)
+
+
+def test_three_spouts_filled_each_on_its_own_path() -> None:
+    # spout#0 on A and spout#2 on C each feed the bolt beside them; spout#1 on B has none and
+    # spreads over both, across B's slow link (100,000 B/s, 1,000-byte tuples). Per spout
+    # tuple: spout#0 costs A 2 ms; spout#2 costs C 2 ms; spout#1 costs B 1 ms, A and C 0.5 ms
+    # each and 1,000 bytes on B's link out. All rise to 100/s, where B's link is full
+    # (A and C then 25 % busy); spout#0 fills A's other 0.75 core at 2 ms (475/s in all),
+    # spout#2 C's other 1.75 cores (975/s): 1,550 spout tuples/s. The last spout's loads are
+    # the whole less the others' (``_filled``): none of A's may be left to it.
+    nodes = (
+        Node("A", 100.0, bandwidth=1e6),
+        Node("B", 100.0, bandwidth=1e5),
+        Node("C", 200.0, bandwidth=1e6),
+    )
+    topology = Topology(
+        "t",
+        (Component("spout", 3, 10, is_spout=True), Component("bolt", 2, 10)),
+        (Edge("spout", "bolt", 1.0),),
+    )
+    placement = Placement(
+        "t",
+        {"spout#0": "A", "spout#1": "B", "spout#2": "C", "bolt#0": "A", "bolt#1": "C"},
+    )
+    result = throughput(Problem(nodes, topology), placement, _inputs(in_flight=1000.0))
+    assert result.rate == pytest.approx(1550.0)
+    assert result.bottleneck == "B out"
+    assert result.loads["A cpu"] == pytest.approx(1.0)
+    assert result.loads["C cpu"] == pytest.approx(1.0)

@@ -79,6 +79,10 @@ FAIR_SPOUTS = 16
 """Spout executors up to which each spout's rate is filled on its own (:func:`_filled`);
 above, every spout emits at the same rate (one routing instead of one per spout)."""
 
+LOAD_RESIDUE = 1e-9
+"""share of a resource's load under which what is left of it after subtracting the other
+spouts' loads is rounding, not load (:func:`_filled`)"""
+
 MAX_WIDENINGS = 4
 """Widening steps the fixed point tries at most (one per scope level and a margin)."""
 
@@ -691,7 +695,7 @@ def throughput(
     if math.isinf(rounds):
         return Throughput(math.inf, "", {}, widened, crossing, shifted)
     if 1 < spouts <= FAIR_SPOUTS:
-        total, first, utilisation = _filled(state, capacity)
+        total, first, utilisation = _filled(state, capacity, load)
         return Throughput(total, first, utilisation, widened, crossing, shifted)
     utilisation = {r: load[r] * rounds / capacity[r] for r in sorted(load) if r in capacity}
     return Throughput(rounds * max(spouts, 1), bottleneck, utilisation, widened, crossing, shifted)
@@ -732,11 +736,18 @@ def _shift(state: _Round, host: str) -> bool:
     return True
 
 
-def _filled(state: _Round, capacity: Mapping[str, float]) -> tuple[float, str, dict[str, float]]:
+def _filled(
+    state: _Round, capacity: Mapping[str, float], total: Mapping[str, float]
+) -> tuple[float, str, dict[str, float]]:
     """Each spout executor's own rate by progressive filling: every spout's rate grows alike
     until a resource saturates; the spouts using it stop there and the others go on (each
     spout is held back by its own ``max.spout.pending`` and the queues on its own path). The
-    sum of the rates, the resource that saturated first, and each resource's utilisation."""
+    sum of the rates, the resource that saturated first, and each resource's utilisation.
+
+    ``total``: what one tuple of every spout puts on each resource, as routed now. Loads are
+    linear in the tuples each executor handles, so the last spout's are ``total`` less the
+    others' (one routing fewer per plan scored; :data:`LOAD_RESIDUE` of a resource's total
+    left by the subtraction counts as none)."""
     spouts = [
         e
         for component, executors in state.shape.executors.items()
@@ -745,10 +756,19 @@ def _filled(state: _Round, capacity: Mapping[str, float]) -> tuple[float, str, d
         if e in state.node_of
     ]
     per_spout: dict[str, dict[str, float]] = {}
-    for spout in spouts:
+    for spout in spouts[:-1]:
         state.only = spout
         per_spout[spout] = _loads(state)[0]
     state.only = None
+    rest = dict(total)
+    for loads in per_spout.values():
+        for resource, amount in loads.items():
+            rest[resource] = rest.get(resource, 0.0) - amount
+    per_spout[spouts[-1]] = {
+        resource: amount
+        for resource, amount in rest.items()
+        if amount > LOAD_RESIDUE * total.get(resource, 0.0)
+    }
     residual = dict(capacity)
     rate = dict.fromkeys(spouts, 0.0)
     active = set(spouts)
