@@ -14,7 +14,7 @@ import pytest
 
 from scheduler_py.monitoring.measured import StaticAggregates
 from scheduler_py.reconfig.staging import restart_limit, stage
-from scheduler_py.reconfig.trigger import TriggerConfig, judge
+from scheduler_py.reconfig.trigger import TriggerConfig, judge_proposal
 from scheduler_py.scheduling.proposal import Proposal, propose
 from scheduler_py.scheduling.round import RoundConfig, choose_algorithm
 from scheduler_py.service.wire import wire
@@ -112,17 +112,7 @@ def whole() -> Proposal:
 
 
 def _accepts(config: TriggerConfig):
-    def accepted(proposal: Proposal) -> bool:
-        return judge(
-            proposal.running,
-            proposal.candidate,
-            config,
-            proposal.unchanged,
-            proposal.workers_restarted,
-            proposal.rates,
-        ).accept
-
-    return accepted
+    return lambda proposal: judge_proposal(proposal, config).accept
 
 
 def test_the_recorded_replan_is_faster_as_a_whole_and_above_the_restart_share(whole):

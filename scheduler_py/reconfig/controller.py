@@ -43,10 +43,9 @@ from scheduler_py.reconfig.trigger import (
     Observation,
     Trigger,
     TriggerConfig,
-    Verdict,
     Watch,
     after_decision,
-    judge,
+    judge_proposal,
     new_watch,
     observe,
     replan_algorithm,
@@ -255,7 +254,7 @@ class Controller:
         chosen, params = choose_algorithm(view.conf, self.planner, requested)
         params |= dict(overrides or {})
         whole = propose(view, chosen, params, snapshot.hosts, budget)
-        accepts = lambda p: _verdict(p, config).accept  # noqa: E731
+        accepts = lambda p: judge_proposal(p, config).accept  # noqa: E731
         first, stages = stage(whole, config.max_restart_share, accepts)
         self._stages[topo.id] = (stages, whole.workers_restarted)
         return first
@@ -370,7 +369,7 @@ class Controller:
             self.history.record(topo.name, entry_id, state="declined", reason=str(error), **base)
             log.info("reconfiguration of %s declined: %s (%s)", topo.name, error, fired.detail)
             return False
-        verdict = _verdict(proposal, config)
+        verdict = judge_proposal(proposal, config)
         if not verdict.accept:
             self.history.record(
                 topo.name,
@@ -633,15 +632,3 @@ def _overloaded(view: TopologyView) -> tuple[str, ...]:
 
 def _new_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
-
-
-def _verdict(proposal: Proposal, config: TriggerConfig) -> Verdict:
-    """The trigger's rule 2 on ``proposal`` (:func:`~scheduler_py.reconfig.trigger.judge`)."""
-    return judge(
-        proposal.running,
-        proposal.candidate,
-        config,
-        proposal.unchanged,
-        proposal.workers_restarted,
-        proposal.rates,
-    )

@@ -59,7 +59,7 @@ from scheduler_py.model.cost import Evaluation
 from scheduler_py.model.throughput import rate_text
 
 if TYPE_CHECKING:
-    from scheduler_py.scheduling.proposal import PredictedRates
+    from scheduler_py.scheduling.proposal import PredictedRates, Proposal
 
 CONF_PREFIX = keys.RECONFIG_PREFIX
 
@@ -356,6 +356,19 @@ def judge(
         f"gain too small: saves {saved:.4g} of inter-worker traffic, needs > {required:.4g} "
         f"(δ {config.min_gain:g} × total {total:.4g})",
         numbers,
+    )
+
+
+def judge_proposal(proposal: Proposal, config: TriggerConfig) -> Verdict:
+    """:func:`judge` on a re-plan: its running and candidate scores, whether it is the
+    running placement, the workers it restarts and its predicted rates."""
+    return judge(
+        proposal.running,
+        proposal.candidate,
+        config,
+        proposal.unchanged,
+        proposal.workers_restarted,
+        proposal.rates,
     )
 
 
