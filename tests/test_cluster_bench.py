@@ -668,3 +668,11 @@ def test_a_brain_runs_logs_are_kept_in_the_output_directory(tmp_path: Path) -> N
     names = sorted(p.name for p in Path(kept).iterdir())
     assert names == ["aggregate-6.log", "bc6-linear-cpu.jsonl", "brain-plans.jsonl", "brain.log"]
     assert _keep_run_logs(cluster, options, 7, tmp_path / "missing") is not None
+
+
+def test_the_steady_warm_up_of_a_replanned_run_counts_from_the_replans_end() -> None:
+    from scheduler_py.bench.cluster import warmup_start
+
+    assert warmup_start(100.0, {"reconfigured_s": 370.0}) == 470.0
+    assert warmup_start(100.0, {"reconfigured_s": None}) == 100.0  # not over by its deadline
+    assert warmup_start(100.0, {}) == 100.0  # a run that follows no re-plan
