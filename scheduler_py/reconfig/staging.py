@@ -164,8 +164,8 @@ def _stage_of(proposal: Proposal, plan: VerifiedPlan) -> Proposal:
 def _rate_ratio(proposal: Proposal, placement: Placement) -> float:
     """The throughput model's rate of ``placement`` over the running placement's, at the
     tuple size where it gains least (:attr:`~scheduler_py.scheduling.proposal.
-    PredictedRates.ratio`)."""
-    rates = replace(proposal, placement=placement).rates
+    PredictedRates.ratio`); the running placement scored once, by the whole proposal."""
+    rates = proposal.rates_of(placement)
     return rates.ratio if rates is not None else 1.0
 
 

@@ -143,6 +143,26 @@ class Proposal:
             return None
         return PredictedRates(self._on_hosts(before), self._on_hosts(after))
 
+    def rates_of(self, placement: Placement) -> PredictedRates | None:
+        """:attr:`rates` with ``placement``, another plan of the same topology (a stage of this
+        one, ``scheduler_py/reconfig/staging.py``), in place of this plan; the running
+        placement's rates are the ones :attr:`rates` scored. ``None`` where :attr:`rates` is, or
+        when the model cannot score ``placement``."""
+        rates = self.rates
+        if rates is None:
+            return None
+        try:
+            after = fastest.predicted_rates(self.view.problem, placement.node_of, self.params)
+        except (SchedulingError, KeyError, ValueError) as error:
+            log.warning(
+                "topology %s: the throughput model cannot score a stage of the re-plan (%s: %s)",
+                self.topology_id,
+                type(error).__name__,
+                error,
+            )
+            return None
+        return PredictedRates(rates.before, self._on_hosts(after))
+
     def _on_hosts(self, rates: Mapping[float, Throughput]) -> dict[float, Throughput]:
         """``rates`` with each bottleneck's supervisor id replaced by its host, for reports."""
         return {
