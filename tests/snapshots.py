@@ -82,12 +82,7 @@ def wordcount(
         ),
         w.Component("spout", True, False, 2, 10.0, 128.0, []),
     ]
-    executors = []
-    task = 1
-    for comp in components:  # already in sorted id order
-        for _ in range(comp.parallelism):
-            executors.append(w.Executor(task, task, comp.id))
-            task += 1
+    executors = numbered_executors(components)  # already in sorted id order
     component_of = {ex.task_start: ex.component for ex in executors}
     placed = [
         w.ExecutorPlacement(w.Executor(s, e, component_of[s]), sup, port)
@@ -103,6 +98,18 @@ def wordcount(
         needs_scheduling=needs_scheduling,
         conf={k: json.dumps(v) for k, v in (conf or {}).items()},
     )
+
+
+def numbered_executors(components: Iterable[Any]) -> list[Any]:
+    """One executor of one task per unit of each component's parallelism, tasks numbered
+    from 1 in the components' order (Storm numbers them in sorted component-id order)."""
+    w = wire()
+    executors = []
+    for component in components:
+        for _ in range(component.parallelism):
+            task = len(executors) + 1
+            executors.append(w.Executor(task, task, component.id))
+    return executors
 
 
 def snapshot(supervisors: list[Any], topologies: list[Any], round_: int = 1) -> Any:

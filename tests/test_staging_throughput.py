@@ -18,7 +18,7 @@ from scheduler_py.reconfig.trigger import TriggerConfig, judge_proposal
 from scheduler_py.scheduling.proposal import Proposal, propose
 from scheduler_py.scheduling.round import RoundConfig, choose_algorithm
 from scheduler_py.service.wire import wire
-from tests.snapshots import snapshot, supervisor, view_of
+from tests.snapshots import numbered_executors, snapshot, supervisor, view_of
 
 FIXTURE = Path(__file__).parent / "data" / "linear-cpu-replan.json"
 TOPOLOGY_ID = "bc6-linear-cpu-1-1796416836"
@@ -50,11 +50,7 @@ def _linear_cpu(running: list[list]) -> object:
         w.Component("exclaim_output_3", False, False, 2, 10.0, 128.0, shuffled("exclaim2")),
         w.Component("word", True, False, 2, 10.0, 128.0, []),
     ]
-    executors = []
-    for component in components:
-        for _ in range(component.parallelism):
-            task = len(executors) + 1
-            executors.append(w.Executor(task, task, component.id))
+    executors = numbered_executors(components)
     component_of = {e.task_start: e.component for e in executors}
     conf = {
         "topology.workers": 6,

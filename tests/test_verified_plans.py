@@ -23,7 +23,7 @@ from scheduler_py.scheduling.round import RoundConfig, choose_algorithm
 from scheduler_py.scheduling.verified import PlanRejected, verify
 from scheduler_py.service.snapshot import to_state
 from scheduler_py.service.wire import wire
-from tests.snapshots import answer, snapshot, supervisor, view_of
+from tests.snapshots import answer, numbered_executors, snapshot, supervisor, view_of
 
 QUICK = TriggerConfig(
     drain_poll_secs=0.001, drain_timeout_secs=1.0, apply_timeout_secs=0.5, warmup_secs=0
@@ -47,11 +47,7 @@ def chain(
         parallelism, cpu = components[name]
         inputs = [w.InputStream(names[i - 1], "default", w.GroupingType.SHUFFLE, None)] if i else []
         built.append(w.Component(name, i == 0, False, parallelism, cpu, 64.0, inputs))
-    executors = []
-    for comp in built:
-        for _ in range(comp.parallelism):
-            task = len(executors) + 1
-            executors.append(w.Executor(task, task, comp.id))
+    executors = numbered_executors(built)
     component_of = {e.task_start: e.component for e in executors}
     placed = [
         w.ExecutorPlacement(w.Executor(t, t, component_of[t]), sup, port)
