@@ -30,6 +30,12 @@ ends or
 node and use at most ``topology.workers`` nodes (or as many as the start used). Above
 :data:`SEARCH_ABOVE` executors the search is skipped: the best candidate is the plan.
 
+**Hosts.** The ``hosts`` parameter (:mod:`scheduler_py.algorithms.host_cap`) caps the nodes a
+plan may use: ``all`` (the default) none; ``packed`` as many as a first-fit packing of the
+declared CPU and memory opens, as Storm's ResourceAwareScheduler packs; a number that many.
+Under a cap the packed plan is a candidate too, plans using more nodes are scored and reported
+but not chosen, and the search adds no node past the cap.
+
 **Memo.** The plans of recent canonical problems are remembered (:class:`_Memo`), also one
 its budget cut short: a round placing many copies of one topology on a large cluster plans
 once (the shortlist of the freest nodes, renamed, is the same problem each time). Within a
@@ -59,6 +65,14 @@ from operator import attrgetter
 from typing import Any
 
 from scheduler_py.algorithms import registry
+from scheduler_py.algorithms.host_cap import (
+    ALL,
+    declared_capacity,
+    hosts_text,
+    node_limit,
+    packed_plan,
+    parse_hosts,
+)
 from scheduler_py.algorithms.links import DEFAULT_RACK_LINK
 from scheduler_py.config import topology_conf
 from scheduler_py.model.budget import UNLIMITED, Budget
@@ -84,6 +98,9 @@ fast group-aware one, then ``rstorm`` and Storm's round robin. ``links`` is not 
 candidate: its random starts stop at a clock, so its plan depends on the machine's speed, and
 from ``td``'s plan the search reaches the rate of ``links``'s on every emulated topology
 (``docs/algorithms/throughput-model.md``)."""
+PACKED_CANDIDATE = "packed"
+"""the name of the packed plan among the scored plans under a ``hosts`` cap
+(:func:`~scheduler_py.algorithms.host_cap.packed_plan`)"""
 RUNNING = "running placement"
 """the name of a re-plan's running placement among the scored plans (``chosen`` in the
 report when no plan beats it)"""
@@ -474,12 +491,16 @@ def _search(
     key: tuple[float, int, float],
     result: Throughput,
     budget: Budget,
+    max_nodes: int | None = None,
 ) -> tuple[dict[str, str], tuple[float, int, float], Throughput, int]:
     """First-improvement moves and swaps, the saturated resources' executors first, then the
-    others; returns the best plan, its key and model result, and how many moves improved it."""
+    others; returns the best plan, its key and model result, and how many moves improved it.
+    No move takes the plan past ``max_nodes`` nodes (the ``hosts`` cap) when it is given."""
     executors = problem.topology.executor_by_id
     nodes = problem.usable_nodes
     limit = max(problem.topology.workers, len(set(start.values())))
+    if max_nodes is not None:
+        limit = min(limit, max(max_nodes, len(set(start.values()))))
     tracker = CapacityTracker(nodes)
     node_of = dict(start)
     for executor, node in node_of.items():
@@ -684,6 +705,11 @@ PARAMS: dict[str, tuple[Any, str]] = {
     "max_spout_pending": (0, "topology.max.spout.pending (0: unbounded; the round sets it)"),
     "seconds": (DEFAULT_SECONDS, "the most time per topology, within the round's share"),
     "candidates": (",".join(CANDIDATES), "comma-separated algorithms to score, in order"),
+    "hosts": (
+        ALL,
+        "nodes a plan may use: all; packed (as many as a first-fit packing of the declared "
+        "CPU and memory needs, as Storm's RAS packs); or a number",
+    ),
 }
 """this algorithm's parameters: name -> (default, description)"""
 
@@ -703,8 +729,17 @@ def recall(problem: Problem, **params: Any) -> Placement | None:
         given["host_mbit"],
         given["max_spout_pending"],
         _candidate_names(given["candidates"]),
+        parse_hosts(given["hosts"], NAME).text,
     )
     return _remembered(problem, ordered, _memo_key(problem, ordered, memo_params))
+
+
+def planned_on(problem: Problem, params: Mapping[str, Any]) -> Problem:
+    """The problem :func:`plan` plans with ``params`` and is checked on: under a ``hosts``
+    cap, the declared CPU as each executor's capacity
+    (:func:`~scheduler_py.algorithms.host_cap.declared_capacity`); else ``problem``."""
+    cap = parse_hosts(params.get("hosts", ALL), NAME)
+    return declared_capacity(problem) if cap.capped else problem
 
 
 def _candidate_names(candidates: str) -> list[str]:
@@ -718,9 +753,10 @@ def _memo_params(
     host_mbit: float,
     max_spout_pending: int,
     names: list[str],
+    hosts: str,
 ) -> tuple:
     """What of a plan's parameters its memo key holds (the time budget is not one)."""
-    return (loadaware, payload_bytes, rack_link, host_mbit, max_spout_pending, tuple(names))
+    return (loadaware, payload_bytes, rack_link, host_mbit, max_spout_pending, tuple(names), hosts)
 
 
 def _remembered(problem: Problem, ordered: list[Node], memo_key: tuple | None) -> Placement | None:
@@ -741,9 +777,11 @@ def _remembered(problem: Problem, ordered: list[Node], memo_key: tuple | None) -
     summary="Runs locality, td, rstorm and even, scores each plan by the throughput "
     "model (the busiest host CPU, host link or rack uplink under Storm's routing), then moves "
     "executors off the bottleneck while the predicted rate rises; ties: fewer nodes, less "
-    "traffic. Plans the same whatever the supervisor ids.",
+    "traffic. Plans the same whatever the supervisor ids. hosts=packed: on no more nodes "
+    "than Storm's RAS packs the topology onto.",
     params=PARAMS,
     recall=recall,
+    planned_on=planned_on,
 )
 def plan(
     problem: Problem,
@@ -755,6 +793,7 @@ def plan(
     max_spout_pending: int = 0,
     seconds: float = DEFAULT_SECONDS,
     candidates: str = ",".join(CANDIDATES),
+    hosts: str = ALL,
     budget: Budget = UNLIMITED,
 ) -> Placement:
     if seconds <= 0 or rack_link <= 0 or host_mbit <= 0 or payload_bytes < 0:
@@ -769,18 +808,23 @@ def plan(
             f"{NAME}: candidates must be registered algorithms other than {NAME} and auto, "
             f"found {names}; the default list: {', '.join(CANDIDATES)}"
         )
+    cap = parse_hosts(hosts, NAME)
     own = Budget.of(seconds)
     if budget.limited and budget.remaining() < own.remaining():
         own = budget
     ordered = canonical_nodes(problem)
     memo_params = _memo_params(
-        loadaware, payload_bytes, rack_link, host_mbit, max_spout_pending, names
+        loadaware, payload_bytes, rack_link, host_mbit, max_spout_pending, names, cap.text
     )
     memo_key = _memo_key(problem, ordered, memo_params)
     remembered = _remembered(problem, ordered, memo_key)
     if remembered is not None:
         return remembered
     canonical, back = _renamed_problem(problem, ordered)
+    if cap.capped:
+        canonical = declared_capacity(canonical)
+    packed = packed_plan(canonical, list(canonical.nodes)) if cap.capped else None
+    max_nodes = node_limit(cap, packed, NAME)
     sizes = payload_sizes(payload_bytes, problem.topology)
     inputs, costs = model_inputs(
         canonical, loadaware, sizes[0], rack_link, host_mbit, max_spout_pending
@@ -819,23 +863,40 @@ def plan(
             continue
         entry = _scored(scored, scorers, name, dict(placement.node_of))
         tried[name] = _tried(entry, sizes) | {"seconds": time.perf_counter() - started}
+    if packed is not None:
+        entry = _scored(scored, scorers, PACKED_CANDIDATE, packed)
+        tried[PACKED_CANDIDATE] = _tried(entry, sizes)
+    if max_nodes is not None:
+        for entry in tried.values():
+            if entry.get("nodes_used", 0) > max_nodes:
+                entry["over_hosts"] = f"uses {entry['nodes_used']} nodes, the cap is {max_nodes}"
     if not scored:
         reasons = "; ".join(f"{n}: {t.get('skipped')}" for n, t in tried.items())
         raise BudgetExhaustedError(f"{NAME}: no candidate produced a plan ({reasons})")
-    starts = [_best_for(scored.values(), index) for index in range(len(sizes))]
+
+    def eligible() -> list[_Scored]:
+        return [e for e in scored.values() if max_nodes is None or e.keys[0][1] <= max_nodes]
+
+    starts = [_best_for(eligible(), index) for index in range(len(sizes))]
     for index, start in enumerate(starts):
         if len(start.node_of) > SEARCH_ABOVE or own.expired():
             break
         turn = own.share(1.0 / (len(sizes) - index))
         node_of, _, _, improved = _search(
-            canonical, scorers[index], start.node_of, start.keys[index], start.results[index], turn
+            canonical,
+            scorers[index],
+            start.node_of,
+            start.keys[index],
+            start.results[index],
+            turn,
+            max_nodes,
         )
         if improved:
             name = f"{start.name} + {improved} move(s)"
             if len(sizes) > 1:
                 name += f" for {_size_text(sizes[index])} tuples"
             _scored(scored, scorers, name, node_of)
-    chosen, regret = _least_regret(list(scored.values()))
+    chosen, regret = _least_regret(eligible())
     shown = _reported(sizes)
     result = chosen.results[shown]
     report: dict[str, Any] = {
@@ -848,6 +909,8 @@ def plan(
         "evaluations": sum(s.evaluations for s in scorers),
         "candidates": tried,
     }
+    if cap.capped:
+        report["hosts"] = hosts_text(cap, max_nodes)
     if len(sizes) > 1:
         report["predicted_by_payload"] = {
             f"{size:g}": (r.rate if math.isfinite(r.rate) else None)

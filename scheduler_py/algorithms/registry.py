@@ -41,6 +41,11 @@ class AlgorithmInfo:
     """``recall(problem, **params)``: the plan ``plan`` remembered for an equal problem, or
     ``None`` — a bounded lookup that plans nothing (:func:`recall`); ``None`` for an
     algorithm that remembers no plans"""
+    planned_on: Callable[[Problem, Mapping[str, Any]], Problem] | None = None
+    """``planned_on(problem, params)``: the problem the algorithm plans with these parameters,
+    and its plan is checked on (``throughput`` with a ``hosts`` cap: the declared CPU as the
+    capacity, :func:`~scheduler_py.algorithms.host_cap.declared_capacity`); ``None``: the
+    problem as given"""
 
 
 _REGISTRY: dict[str, AlgorithmInfo] = {}
@@ -53,14 +58,17 @@ def register(
     summary: str,
     params: Mapping[str, tuple[Any, str]] | None = None,
     recall: Callable[..., Placement | None] | None = None,
+    planned_on: Callable[[Problem, Mapping[str, Any]], Problem] | None = None,
 ) -> Callable[[PlanFunction], PlanFunction]:
-    """Decorator registering ``plan`` under ``name`` (and its :attr:`AlgorithmInfo.recall`);
-    names are unique."""
+    """Decorator registering ``plan`` under ``name`` (and its :attr:`AlgorithmInfo.recall`
+    and :attr:`AlgorithmInfo.planned_on`); names are unique."""
 
     def decorate(plan: PlanFunction) -> PlanFunction:
         if name in _REGISTRY and _REGISTRY[name].plan is not plan:
             raise ValueError(f"algorithm {name!r} registered twice")
-        _REGISTRY[name] = AlgorithmInfo(name, plan, paper, summary, dict(params or {}), recall)
+        _REGISTRY[name] = AlgorithmInfo(
+            name, plan, paper, summary, dict(params or {}), recall, planned_on
+        )
         return plan
 
     return decorate
@@ -133,6 +141,8 @@ def run(
     """
     info = get(name)
     kwargs = coerce_params(info, params)
+    if info.planned_on is not None:
+        problem = info.planned_on(problem, kwargs)
     check_feasible(problem)
     started = time.perf_counter()
     placement = info.plan(problem, budget=budget, **kwargs)
@@ -153,6 +163,8 @@ def recall(
     kwargs = coerce_params(info, params)
     if info.recall is None:
         return None
+    if info.planned_on is not None:
+        problem = info.planned_on(problem, kwargs)
     started = time.perf_counter()
     placement = info.recall(problem, **kwargs)
     if placement is None:
