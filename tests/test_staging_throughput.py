@@ -76,6 +76,13 @@ def _linear_cpu(running: list[list]) -> object:
 def whole() -> Proposal:
     """The re-plan the controller makes: ``throughput`` with the parameters a round gives
     it, on the measured costs."""
+    view, algorithm, params = _recorded()
+    return propose(view, algorithm, params)
+
+
+def _recorded() -> tuple[object, str, dict]:
+    """The recorded topology's view on its measured costs, and the algorithm and parameters
+    a round gives its re-plan."""
     recorded = json.loads(FIXTURE.read_text())
     running = recorded["running"]
     declared = {sid: 0.0 for sid in recorded["hosts"]}
@@ -104,7 +111,7 @@ def whole() -> Proposal:
     view = view_of(snapshot(supervisors, [_linear_cpu(running)]), costs=costs)
     assert view.costs.startswith("measured"), view.costs
     algorithm, params = choose_algorithm(view.conf, RoundConfig(costs=costs), "throughput")
-    return propose(view, algorithm, params)
+    return view, algorithm, params
 
 
 def _accepts(config: TriggerConfig):
@@ -137,3 +144,16 @@ def test_a_stage_the_trigger_would_decline_gives_way_to_the_whole_plan(whole):
     first, stages = stage(whole, 0.5, _accepts(stricter))
     assert stages > 1 and first is not whole
     assert not _accepts(stricter)(first)
+
+
+def test_a_replan_capped_to_the_packed_hosts_is_judged_against_the_wider_running_plan():
+    """With ``hosts=packed`` (``scheduler_py/algorithms/host_cap.py``) the re-plan keeps to the
+    3 hosts the declared CPU packs onto, planned on the declared CPU as capacity although the
+    measured CPU (about 100 points) fits no three 30-point hosts; it is slower than the
+    4-host placement running, so the trigger declines it and the topology keeps running."""
+    view, algorithm, params = _recorded()
+    capped = propose(view, algorithm, params | {"hosts": "packed"})
+    assert len(set(capped.placement.node_of.values())) == 3
+    assert capped.rates is not None and capped.rates.ratio < 1.0
+    assert capped.placement.report["candidates"]["running placement"]["over_hosts"]
+    assert not judge_proposal(capped, TriggerConfig()).accept
