@@ -81,7 +81,7 @@ def test_the_packing_needs_as_many_hosts_as_ras_used(label: str) -> None:
     """10 CPU points declared per executor on 30-point hosts: 9, 13 and 11 executors need 3,
     5 and 4 hosts, the hosts RAS used on the emulated network."""
     problem = _cpu_bound(label)
-    packed = packed_plan(problem, list(problem.nodes))
+    packed = packed_plan(problem)
     assert packed is not None and set(packed) == {e.id for e in problem.topology.executors}
     assert _nodes_used(packed) == RAS_HOSTS[label]
     assert node_limit(parse_hosts("packed", "t"), packed, "t") == RAS_HOSTS[label]
@@ -90,7 +90,7 @@ def test_the_packing_needs_as_many_hosts_as_ras_used(label: str) -> None:
 def test_a_packing_that_does_not_fit_is_none() -> None:
     problem = _cpu_bound("linear-cpu")
     small = dataclasses.replace(problem, nodes=problem.nodes[:2])
-    assert packed_plan(small, list(small.nodes)) is None
+    assert packed_plan(small) is None
 
 
 @pytest.mark.parametrize("label", sorted(RAS_HOSTS))
@@ -102,7 +102,7 @@ def test_packed_plans_on_the_hosts_ras_uses_and_beats_its_placement_there(label:
     spread = registry.run("throughput", problem, CPU_BOUND)
     assert _nodes_used(dict(capped.node_of)) <= RAS_HOSTS[label]
     assert _nodes_used(dict(spread.node_of)) > RAS_HOSTS[label]
-    packed = packed_plan(problem, list(problem.nodes))
+    packed = packed_plan(problem)
     assert packed is not None
     rate = capped.report["predicted_throughput"]
     assert rate > next(iter(predicted_rates(problem, packed, CPU_BOUND).values())).rate

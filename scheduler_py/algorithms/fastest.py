@@ -499,8 +499,8 @@ def _search(
     executors = problem.topology.executor_by_id
     nodes = problem.usable_nodes
     limit = max(problem.topology.workers, len(set(start.values())))
-    if max_nodes is not None:
-        limit = min(limit, max(max_nodes, len(set(start.values()))))
+    if max_nodes is not None:  # the start is within it (only such plans are started from)
+        limit = min(limit, max_nodes)
     tracker = CapacityTracker(nodes)
     node_of = dict(start)
     for executor, node in node_of.items():
@@ -820,10 +820,10 @@ def plan(
     remembered = _remembered(problem, ordered, memo_key)
     if remembered is not None:
         return remembered
+    # under a cap `problem` already has its declared CPU as capacity: registry.run plans
+    # and checks :func:`planned_on`'s problem
     canonical, back = _renamed_problem(problem, ordered)
-    if cap.capped:
-        canonical = declared_capacity(canonical)
-    packed = packed_plan(canonical, list(canonical.nodes)) if cap.capped else None
+    packed = packed_plan(canonical) if cap.capped else None
     max_nodes = node_limit(cap, packed, NAME)
     sizes = payload_sizes(payload_bytes, problem.topology)
     inputs, costs = model_inputs(

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from scheduler_py.model.capacity import CapacityTracker
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.throughput import measured_work_seconds
-from scheduler_py.model.types import Node, Problem
+from scheduler_py.model.types import Problem
 
 ALL = "all"
 PACKED = "packed"
@@ -67,12 +67,12 @@ def declared_capacity(problem: Problem) -> Problem:
     return replace(problem, topology=declared)
 
 
-def packed_plan(problem: Problem, ordered: list[Node]) -> dict[str, str] | None:
+def packed_plan(problem: Problem) -> dict[str, str] | None:
     """The executors packed first-fit decreasing by CPU, then memory (ties: executor
-    id), onto ``ordered``'s usable nodes opened most free CPU first (ties: their order in
-    ``ordered``); ``None`` when they do not fit."""
-    usable = [n for n in ordered if n.slots > 0]
-    position = {n.id: i for i, n in enumerate(usable)}
+    id), onto the problem's usable nodes opened most free CPU first (ties: problem order);
+    ``None`` when they do not fit."""
+    usable = problem.usable_nodes
+    position = problem.node_index
     closed = sorted(usable, key=lambda n: (-n.cpu, position[n.id]))
     tracker = CapacityTracker(usable)
     opened: list[str] = []
