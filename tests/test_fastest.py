@@ -23,6 +23,7 @@ from scheduler_py.algorithms.fastest import (
     predicted_rates,
     shortlist,
 )
+from scheduler_py.algorithms.host_cap import packed_plan
 from scheduler_py.bench.cluster_links import model_topology
 from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.throughput import Throughput, throughput
@@ -77,15 +78,24 @@ def test_same_plan_whatever_the_supervisor_ids(label: str, loadaware: bool) -> N
 @pytest.mark.parametrize("label", ["linear", "diamond", "star"])
 @pytest.mark.parametrize("loadaware", [True, False])
 def test_at_least_as_fast_as_every_candidate(label: str, loadaware: bool) -> None:
+    """Uncapped (``hosts=all``) at least as fast as every candidate; with the default cap
+    (``packed``) at least as fast as every candidate on no more nodes than the cap."""
     problem = _problem(label, [f"h{i}" for i in range(1, 7)])
-    params = EMULATED | {"loadaware": loadaware, "seconds": 5.0}
-    placement = registry.run("throughput", problem, params)
     inputs, _ = model_inputs(problem, loadaware, 8192.0, 0.5, 100.0, 1000)
-    best = throughput(problem, placement, inputs)
-    assert placement.report["predicted_throughput"] == pytest.approx(best.rate)
-    for name in ("locality", "td", "rstorm", "even", "links"):
-        other = registry.run(name, problem, {"loadaware": loadaware} if name == "locality" else {})
-        assert best.rate >= throughput(problem, other, inputs).rate * (1 - 1e-6), name
+    cap = len(set((packed_plan(problem) or {}).values()))
+    for hosts, limit in (("all", len(problem.nodes)), (None, cap)):
+        params = EMULATED | {"loadaware": loadaware, "seconds": 5.0}
+        params |= {"hosts": hosts} if hosts else {}
+        placement = registry.run("throughput", problem, params)
+        best = throughput(problem, placement, inputs)
+        assert placement.report["predicted_throughput"] == pytest.approx(best.rate)
+        assert len(set(placement.node_of.values())) <= limit
+        for name in ("locality", "td", "rstorm", "even", "links"):
+            params = {"loadaware": loadaware} if name == "locality" else {}
+            other = registry.run(name, problem, params)
+            if len(set(other.node_of.values())) > limit:
+                continue
+            assert best.rate >= throughput(problem, other, inputs).rate * (1 - 1e-6), name
 
 
 def test_report_names_the_bottleneck_with_the_real_node_id() -> None:

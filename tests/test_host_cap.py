@@ -95,11 +95,11 @@ def test_a_packing_that_does_not_fit_is_none() -> None:
 
 @pytest.mark.parametrize("label", sorted(RAS_HOSTS))
 def test_packed_plans_on_the_hosts_ras_uses_and_beats_its_placement_there(label: str) -> None:
-    """Capped, the plan uses no more hosts than RAS and the model rates it above the packed
-    plan, which is RAS's kind of placement; uncapped it spreads wider, faster."""
+    """Capped (the default), the plan uses no more hosts than RAS and the model rates it above
+    the packed plan, which is RAS's kind of placement; uncapped it spreads wider, faster."""
     problem = _cpu_bound(label)
-    capped = registry.run("throughput", problem, CPU_BOUND | {"hosts": "packed"})
-    spread = registry.run("throughput", problem, CPU_BOUND)
+    capped = registry.run("throughput", problem, CPU_BOUND)
+    spread = registry.run("throughput", problem, CPU_BOUND | {"hosts": "all"})
     assert _nodes_used(dict(capped.node_of)) <= RAS_HOSTS[label]
     assert _nodes_used(dict(spread.node_of)) > RAS_HOSTS[label]
     packed = packed_plan(problem)
@@ -146,10 +146,14 @@ def test_the_cap_is_part_of_what_a_plan_is_remembered_for() -> None:
     topology = model_topology("linear-cpu")
     assert topology is not None
     problem = Problem(_nodes(), dataclasses.replace(topology, id="remembered", workers=6))
-    spread = registry.run("throughput", problem, CPU_BOUND)
+    spread = registry.run("throughput", problem, CPU_BOUND | {"hosts": "all"})
     capped = registry.run("throughput", problem, CPU_BOUND | {"hosts": "packed"})
     assert _nodes_used(dict(capped.node_of)) == 3 < _nodes_used(dict(spread.node_of))
-    for params, plan in ((CPU_BOUND | {"hosts": "packed"}, capped), (CPU_BOUND, spread)):
+    for params, plan in (
+        (CPU_BOUND | {"hosts": "packed"}, capped),
+        (CPU_BOUND, capped),  # packed is the default
+        (CPU_BOUND | {"hosts": "all"}, spread),
+    ):
         recalled = registry.recall("throughput", problem, params)
         assert recalled is not None and dict(recalled.node_of) == dict(plan.node_of)
     assert registry.recall("throughput", problem, CPU_BOUND | {"hosts": "4"}) is None
@@ -165,8 +169,8 @@ def test_under_a_cap_the_declared_cpu_is_the_capacity() -> None:
     topology = dataclasses.replace(problem.topology, executor_cpu=measured)
     three = Problem(problem.nodes[:3], topology)
     with pytest.raises(InfeasibleError):
-        registry.run("throughput", three, CPU_BOUND)
-    plan = registry.run("throughput", three, CPU_BOUND | {"hosts": "packed"})
+        registry.run("throughput", three, CPU_BOUND | {"hosts": "all"})
+    plan = registry.run("throughput", three, CPU_BOUND)  # packed, the default
     assert _nodes_used(dict(plan.node_of)) == 3
     declared = declared_capacity(three)
     assert all(e.cpu == 10.0 for e in declared.topology.executors)

@@ -356,15 +356,17 @@ def test_the_trigger_ignores_a_stale_aggregate_and_says_why(tmp_path):
 
 
 def test_a_throughput_replan_is_accepted_on_the_predicted_rate_and_recorded_with_it(tmp_path):
-    """scheduler.reconfig.algorithm=throughput: wc runs on one supervisor; the re-plan spreads
-    it (more inter-worker traffic, more CPU), judged on the model's rate, not on traffic."""
+    """scheduler.reconfig.algorithm=throughput with hosts=all: wc runs on one supervisor; the
+    re-plan spreads it (more inter-worker traffic, more CPU), judged on the model's rate, not
+    on traffic. (With the default, hosts=packed, its declared resources fit one supervisor,
+    so the re-plan keeps it there: ``tests/test_host_cap.py``.)"""
     from scheduler_py.monitoring.measured import StaticAggregates
 
     nimbus = FakeNimbus()
     packed = wordcount(current=[(t, t, "s1", 6700) for t in range(1, 12)], needs_scheduling=False)
     measured = StaticAggregates()
     controller = Controller(
-        RoundConfig(costs=measured),
+        RoundConfig(costs=measured, default_params={"throughput": {"hosts": "all"}}),
         TriggerConfig(
             algorithm="throughput",
             warmup_secs=0,

@@ -185,7 +185,7 @@ def test_an_armed_plan_logs_the_numbers_a_planned_place_logs():
 def test_a_throughput_replan_carries_the_model_rates_of_both_placements():
     packed = wordcount(current=[(t, t, "s1", 6700) for t in range(1, 12)], needs_scheduling=False)
     view = view_of(_cluster(packed))
-    params = fastest.conf_params({})
+    params = fastest.conf_params({}) | {"hosts": "all"}
     proposal = propose(view, fastest.NAME, params)
     assert proposal.objective == "throughput" and proposal.rates is not None
     assert set(proposal.rates.before) == set(fastest.PAYLOAD_HYPOTHESES)

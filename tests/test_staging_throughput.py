@@ -75,9 +75,10 @@ def _linear_cpu(running: list[list]) -> object:
 @pytest.fixture(scope="module")
 def whole() -> Proposal:
     """The re-plan the controller makes: ``throughput`` with the parameters a round gives
-    it, on the measured costs."""
+    it, on the measured costs, uncapped (``hosts=all``: the recorded run spread over 4
+    hosts, and the re-plan moves it within 6)."""
     view, algorithm, params = _recorded()
-    return propose(view, algorithm, params)
+    return propose(view, algorithm, params | {"hosts": "all"})
 
 
 def _recorded() -> tuple[object, str, dict]:
@@ -147,12 +148,13 @@ def test_a_stage_the_trigger_would_decline_gives_way_to_the_whole_plan(whole):
 
 
 def test_a_replan_capped_to_the_packed_hosts_is_judged_against_the_wider_running_plan():
-    """With ``hosts=packed`` (``scheduler_py/algorithms/host_cap.py``) the re-plan keeps to the
-    3 hosts the declared CPU packs onto, planned on the declared CPU as capacity although the
-    measured CPU (about 100 points) fits no three 30-point hosts; it is slower than the
-    4-host placement running, so the trigger declines it and the topology keeps running."""
+    """With ``hosts=packed``, the default (``scheduler_py/algorithms/host_cap.py``), the
+    re-plan keeps to the 3 hosts the declared CPU packs onto, planned on the declared CPU as
+    capacity although the measured CPU (about 100 points) fits no three 30-point hosts; it is
+    slower than the 4-host placement running, so the trigger declines it and the topology
+    keeps running."""
     view, algorithm, params = _recorded()
-    capped = propose(view, algorithm, params | {"hosts": "packed"})
+    capped = propose(view, algorithm, params)
     assert len(set(capped.placement.node_of.values())) == 3
     assert capped.rates is not None and capped.rates.ratio < 1.0
     assert capped.placement.report["candidates"]["running placement"]["over_hosts"]

@@ -83,16 +83,17 @@ def test_loadaware_keeps_the_local_target_when_queues_cannot_fill() -> None:
 def test_loadaware_widens_under_overload() -> None:
     # unbounded in-flight tuples: A's queue fills, the scope widens to the rack and the
     # shuffle splits evenly (A 1.5 ms, B 0.5 ms per round -> 666.7/s); A is still the
-    # bottleneck, so its weight is halved four times: bolt#0 gets 1/17 of the tuples,
-    # A spends 1 + 1/17 ms per round -> 944.4/s, and 16/17 of the 1,000 bytes cross
+    # bottleneck, so its weight is scaled by 0.6 twice: bolt#0 gets 0.36/1.36 of the
+    # tuples, A spends 1 + 0.36/1.36 ms per round -> 790.7/s, and 1/1.36 of the 1,000 bytes
+    # cross
     placement = Placement("t", {"spout#0": "A", "bolt#0": "A", "bolt#1": "B"})
     result = throughput(_problem(2), placement, _inputs())
-    rate = 1000.0 / (1.0 + 1.0 / 17)
+    rate = 1000.0 / (1.0 + 0.36 / 1.36)
     assert result.rate == pytest.approx(rate)
     assert result.bottleneck == "A cpu"
     assert result.widened == 1
-    assert result.shifted == MAX_SHIFTS == 4
-    assert result.loads["A out"] == pytest.approx(1000.0 * 16 / 17 * rate / 1e6)
+    assert result.shifted == MAX_SHIFTS == 2
+    assert result.loads["A out"] == pytest.approx(1000.0 / 1.36 * rate / 1e6)
 
 
 def _shared_route_problem() -> Problem:
@@ -111,14 +112,15 @@ SHARED = Placement("t", {"spout#0": "C", "bolt#0": "A", "bolt#1": "B"})
 
 def test_loadaware_shifts_off_a_saturated_host() -> None:
     # the spout's route spans A and B: evenly, A's 0.5 ms per round on 0.25 core -> 500/s;
-    # A's weight halved: 1/3 of the tuples, 1.33 ms -> 750/s, A still the bottleneck;
-    # halved again: 1/5, 0.8 ms -> 1,250/s, and C's spout (1 ms per round) limits to 1,000/s
+    # A's weight scaled by 0.6: 0.6/1.6 of the tuples, 1.5 ms -> 666.7/s, A still the
+    # bottleneck; again: 0.36/1.36, 1.06 ms -> 944.4/s, and the shift stops there (C's
+    # spout, 1 ms per round, would allow 1,000/s)
     result = throughput(_shared_route_problem(), SHARED, _inputs(in_flight=1000.0))
-    assert result.rate == pytest.approx(1000.0)
-    assert result.bottleneck == "C cpu"
-    assert result.shifted == 2
+    assert result.rate == pytest.approx(250.0 * 1.36 / 0.36)
+    assert result.bottleneck == "A cpu"
+    assert result.shifted == MAX_SHIFTS
     assert result.widened == 0
-    assert result.loads["A cpu"] == pytest.approx(0.8)
+    assert result.loads["C cpu"] == pytest.approx(0.25 * 1.36 / 0.36)  # its 1 ms per round
 
 
 def test_no_shift_without_enough_tuples_in_flight_or_with_loadaware_off() -> None:

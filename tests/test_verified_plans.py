@@ -312,15 +312,21 @@ class LightMeasurements:
 def test_a_plan_on_measured_costs_also_fits_what_storm_accounts():
     """a -> b, 60 % declared each, 10 % measured: both fit one 100 % supervisor by their
     measurements, not by what they declare, which Storm accounts and the shim checks; the
-    round plans the topology again on its declared costs."""
+    round plans the topology again on its declared costs. (``throughput`` with hosts=all; its
+    default, hosts=packed, plans on the declared CPU from the start.)"""
     topo = chain({"a": (1, 60.0), "b": (1, 60.0)}, workers=2)
     capacity = {"s1": 100.0, "s2": 100.0}
     snap = cluster(capacity, [topo])
-    reply, decisions = answer(snap, RoundConfig(costs=LightMeasurements()))
+    uncapped = {"throughput": {"hosts": "all"}}
+    reply, decisions = answer(snap, RoundConfig(costs=LightMeasurements(), default_params=uncapped))
     assert decisions[0].decision == "PLACE", decisions[0].reason
     costs = decisions[0].summary["costs"]
     assert costs.startswith("declared (the plan on measured costs did not fit: declared ")
     assert "the plan for topology" not in costs  # the status names the topology already
+    load = occupied(snap, reply)
+    assert all(load[s] <= capacity[s] for s in load), (load, decisions[0].reason)
+    reply, decisions = answer(snap, RoundConfig(costs=LightMeasurements()))
+    assert decisions[0].decision == "PLACE", decisions[0].reason
     load = occupied(snap, reply)
     assert all(load[s] <= capacity[s] for s in load), (load, decisions[0].reason)
 

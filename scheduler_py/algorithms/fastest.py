@@ -31,8 +31,8 @@ node and use at most ``topology.workers`` nodes (or as many as the start used). 
 :data:`SEARCH_ABOVE` executors the search is skipped: the best candidate is the plan.
 
 **Hosts.** The ``hosts`` parameter (:mod:`scheduler_py.algorithms.host_cap`) caps the nodes a
-plan may use: ``all`` (the default) none; ``packed`` as many as a first-fit packing of the
-declared CPU and memory opens, as Storm's ResourceAwareScheduler packs; a number that many.
+plan may use: ``packed`` (the default) as many as a first-fit packing of the declared CPU and
+memory opens, as Storm's ResourceAwareScheduler packs; ``all`` none; a number that many.
 Under a cap the packed plan is a candidate too, plans using more nodes are scored and reported
 but not chosen, and the search adds no node past the cap.
 
@@ -66,7 +66,7 @@ from typing import Any
 
 from scheduler_py.algorithms import registry
 from scheduler_py.algorithms.host_cap import (
-    ALL,
+    DEFAULT_HOSTS,
     declared_capacity,
     hosts_text,
     node_limit,
@@ -706,9 +706,9 @@ PARAMS: dict[str, tuple[Any, str]] = {
     "seconds": (DEFAULT_SECONDS, "the most time per topology, within the round's share"),
     "candidates": (",".join(CANDIDATES), "comma-separated algorithms to score, in order"),
     "hosts": (
-        ALL,
-        "nodes a plan may use: all; packed (as many as a first-fit packing of the declared "
-        "CPU and memory needs, as Storm's RAS packs); or a number",
+        DEFAULT_HOSTS,
+        "nodes a plan may use: packed (as many as a first-fit packing of the declared CPU and "
+        "memory needs, as Storm's RAS packs); all (any node with room); or a number",
     ),
 }
 """this algorithm's parameters: name -> (default, description)"""
@@ -738,7 +738,7 @@ def planned_on(problem: Problem, params: Mapping[str, Any]) -> Problem:
     """The problem :func:`plan` plans with ``params`` and is checked on: under a ``hosts``
     cap, the declared CPU as each executor's capacity
     (:func:`~scheduler_py.algorithms.host_cap.declared_capacity`); else ``problem``."""
-    cap = parse_hosts(params.get("hosts", ALL), NAME)
+    cap = parse_hosts(params.get("hosts", DEFAULT_HOSTS), NAME)
     return declared_capacity(problem) if cap.capped else problem
 
 
@@ -793,7 +793,7 @@ def plan(
     max_spout_pending: int = 0,
     seconds: float = DEFAULT_SECONDS,
     candidates: str = ",".join(CANDIDATES),
-    hosts: str = ALL,
+    hosts: str = DEFAULT_HOSTS,
     budget: Budget = UNLIMITED,
 ) -> Placement:
     if seconds <= 0 or rack_link <= 0 or host_mbit <= 0 or payload_bytes < 0:

@@ -1,14 +1,15 @@
 """How many nodes a ``throughput`` plan may use: its ``hosts`` parameter
 (``docs/algorithms/throughput-model.md``, "Fewer hosts: the hosts parameter").
 
-``all`` (the default) lets the plan use any node with room, so a CPU-bound topology spreads
-over every free host when that raises its predicted rate. ``packed`` caps it at the nodes a
-resource-aware packing needs: the executors' declared CPU and memory, largest first, each on
-the first opened node with room, nodes opened most free CPU first (first-fit decreasing, the
-count Storm's ResourceAwareScheduler reaches on the emulated hosts of
+``packed`` (the default) caps the plan at the nodes a resource-aware packing needs: the
+executors' declared CPU and memory, largest first, each on the first opened node with room,
+nodes opened most free CPU first (first-fit decreasing, the count Storm's
+ResourceAwareScheduler reaches on the emulated hosts of
 ``docs/results/emulated-network/throughput-default/``: 3, 5 and 4 nodes for Linear-CPU,
-Diamond-CPU and Star-CPU). A number caps it at that many nodes. The plan is then the fastest
-the model finds within the cap, which leaves the other hosts to other topologies.
+Diamond-CPU and Star-CPU). The plan is then the fastest the model finds within the cap, which
+leaves the other hosts to other topologies, as RAS would. A number caps it at that many nodes.
+``all`` lets the plan use any node with room, so a CPU-bound topology spreads over every free
+host when that raises its predicted rate (a cluster given to one topology).
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from scheduler_py.model.types import Problem
 
 ALL = "all"
 PACKED = "packed"
+DEFAULT_HOSTS = PACKED
+"""the ``hosts`` a plan gets when nothing sets it: no more nodes than RAS packs the topology
+onto (``docs/algorithms/throughput-model.md``, "Fewer hosts: the hosts parameter")"""
 
 
 @dataclass(frozen=True)
