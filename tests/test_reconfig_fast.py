@@ -4,6 +4,7 @@ back-off, and what the history says when a plan did not take effect."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pytest
@@ -145,7 +146,8 @@ def test_rebalance_path_is_confirmed_by_nimbus_assignment_without_waiting_for_a_
             for _, _, sup, port in nimbus.placed
         }
 
-    controller = Controller(RoundConfig(), FAST, History(tmp_path), nimbus, live=live)
+    warming = dataclasses.replace(FAST, warmup_secs=90.0)
+    controller = Controller(RoundConfig(), warming, History(tmp_path), nimbus, live=live)
     ref.append(controller)
     controller.observe_round(to_state(_cluster(topo)), answer(_cluster(topo), RoundConfig())[1])
     controller.replan("wc", "td")
@@ -162,6 +164,9 @@ def test_rebalance_path_is_confirmed_by_nimbus_assignment_without_waiting_for_a_
     # the td plan puts everything in one worker that restarts: resumed as soon as the old
     # processes are gone, before the new one is up (Storm gates its spouts on connections)
     assert entry["early_resume"] is True
+    # its measured gain waits for a window that starts once the new worker has warmed up
+    follow = controller._follow[topo.id]
+    assert follow.measure_from_ms == int((entry["resumed_at"] + 90.0) * 1000)
 
 
 def test_slot_groups_link_slots_that_exchange_executors():

@@ -34,7 +34,7 @@ from scheduler_py.model.errors import SchedulingError
 from scheduler_py.model.types import EPSILON
 from scheduler_py.reconfig import measured_gain
 from scheduler_py.reconfig.execution import LiveSource, Steps, carry_out
-from scheduler_py.reconfig.follow_up import FollowUp, follow_up
+from scheduler_py.reconfig.follow_up import FollowUp, follow_up, measure_from_ms
 from scheduler_py.reconfig.history import History
 from scheduler_py.reconfig.pause import TriggerPause
 from scheduler_py.reconfig.recovery import recover
@@ -527,7 +527,7 @@ class Controller:
             now = self.clock()
             if outcome.get("state") == "completed":
                 self._follow[topology_id] = FollowUp(
-                    entry_id, name, int(outcome.get("resumed_at", now) * 1000)
+                    entry_id, name, measure_from_ms(outcome.get("resumed_at", now), config)
                 )
                 if watch is not None:
                     self._watches[topology_id] = replace(
@@ -595,10 +595,10 @@ class Controller:
         now: float,
     ) -> tuple[Watch, Trigger | None]:
         """Record the measured gain of the topology's last reconfiguration once an aggregate
-        measured only time after it resumed; back off after a negative one; the next stage
-        of a staged plan fires after a non-negative one."""
+        measured only time after it resumed and warmed up; back off after a negative one; the
+        next stage of a staged plan fires after a non-negative one."""
         follow = self._follow.get(topo.id)
-        if follow is None or not measured_gain.is_after(aggregate, follow.resumed_ms):
+        if follow is None or not measured_gain.is_after(aggregate, follow.measure_from_ms):
             return watch, None
         del self._follow[topo.id]
         return follow_up(self.history, topo.name, follow.entry_id, aggregate, watch, config, now)

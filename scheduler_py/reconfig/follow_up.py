@@ -19,11 +19,22 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class FollowUp:
-    """A completed reconfiguration whose measured gain is still to be recorded."""
+    """A completed reconfiguration whose measured gain is still to be recorded, from the
+    first aggregate whose window starts at ``measure_from_ms`` or later."""
 
     entry_id: str
     name: str
-    resumed_ms: int
+    measure_from_ms: int
+
+
+def measure_from_ms(resumed_at: float, config: TriggerConfig) -> int:
+    """When a reconfiguration's measured gain may start to be measured: ``warmup_secs``
+    after the topology resumed, the warm-up after which the trigger takes its change
+    reference too. The restarted workers' JIT compiler is still at work before (on the
+    emulated cluster the CPU-bound topologies ran at 0.75–0.83× their later rate 30–95 s
+    after their first acks; ``docs/results/emulated-network/throughput-default/README.md``),
+    and a window measured then made every re-plan there look like a loss."""
+    return int((resumed_at + config.warmup_secs) * 1000)
 
 
 def follow_up(

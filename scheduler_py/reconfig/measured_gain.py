@@ -1,7 +1,9 @@
 """What a reconfiguration bought, measured (docs/reconfiguration.md, "Measured gain").
 
 After a reconfiguration the controller waits for the first aggregate whose window starts
-after the topology resumed (``docs/monitoring-format.md`` §4: ``window_start_ms``) and
+once the topology has resumed and warmed up (``warmup_secs`` after the resume,
+:func:`scheduler_py.reconfig.follow_up.measure_from_ms`; ``docs/monitoring-format.md`` §4:
+``window_start_ms``) and
 compares it with the aggregate the decision was made on: the share of tuples that crossed
 worker processes (inter-worker tuples/s ÷ all tuples/s between executors, so a change in
 input rate does not pass for a gain) and the throughput (all tuples/s between executors).
