@@ -777,8 +777,8 @@ def _remembered(problem: Problem, ordered: list[Node], memo_key: tuple | None) -
     summary="Runs locality, td, rstorm and even, scores each plan by the throughput "
     "model (the busiest host CPU, host link or rack uplink under Storm's routing), then moves "
     "executors off the bottleneck while the predicted rate rises; ties: fewer nodes, less "
-    "traffic. Plans the same whatever the supervisor ids. hosts=packed: on no more nodes "
-    "than Storm's RAS packs the topology onto.",
+    "traffic. Plans the same whatever the supervisor ids. On no more nodes than Storm's RAS "
+    "packs the topology onto (hosts=packed, the default; hosts=all: any node).",
     params=PARAMS,
     recall=recall,
     planned_on=planned_on,
