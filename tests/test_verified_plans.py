@@ -482,3 +482,30 @@ def test_a_plan_on_another_topologys_port_is_rejected_and_its_own_ports_are_not(
             assert f"slot(s) {bad[0]}:{bad[1]} are not free for this topology" in str(rejected)
         else:
             raise AssertionError(f"a plan on {bad} was accepted")
+
+
+class HeavyMeasurements(LightMeasurements):
+    """A cost source whose every executor measured 70 % CPU."""
+
+    def costs_for(self, topology, storm_executor, conf):
+        measured = {e.id: 70.0 for e in topology.executors}
+        return dataclasses.replace(topology, executor_cpu=measured), "measured (test)"
+
+
+def test_an_armed_plan_made_on_declared_costs_is_checked_on_them():
+    """Two executors declaring 40 % each, measured at 70 %: the re-plan puts both on s1, as
+    their declared costs allow (what Storm accounts; ``throughput`` under a ``hosts`` cap
+    plans on them) although their measurements do not. The round places it, checked on the
+    declared costs, instead of refusing it round after round while the topology is paused;
+    a plan that breaks the declared costs too is still refused."""
+    moved = chain({"a": (2, 40.0)}, [(1, "s1", 6700), (2, "s2", 6700)], workers=1)
+    snap = cluster({"s1": 100.0, "s2": 100.0}, [moved])
+    rows = ((1, 1, "a", "s1", 6700), (2, 2, "a", "s1", 6700))
+    config = RoundConfig(costs=HeavyMeasurements())
+    reply, decisions = answer(snap, config, {"t-1": ArmedPlan("t-1", "throughput", "x", rows)})
+    assert decisions[0].decision == "PLACE" and decisions[0].reason == "x", decisions
+    assert occupied(snap, reply)["s1"] == 80.0
+    heavy = chain({"a": (2, 60.0)}, [(1, "s1", 6700), (2, "s2", 6700)], workers=1)
+    snap = cluster({"s1": 100.0, "s2": 100.0}, [heavy])
+    _, decisions = answer(snap, config, {"t-1": ArmedPlan("t-1", "throughput", "x", rows)})
+    assert decisions[0].decision != "PLACE" or decisions[0].reason != "x", decisions

@@ -447,6 +447,18 @@ def _deferred_fields(
     return fields
 
 
+def _armed_checked(view: TopologyView, armed: ArmedPlan) -> Placement:
+    """The armed plan verified on ``view``, or on its declared costs when it breaks the
+    measured ones (:func:`_armed`)."""
+    try:
+        return checked(view, from_storm(view, armed.placements, armed.algorithm)).placement
+    except PlanRejected as rejected:
+        if view.declared is None:
+            raise
+        declared = declared_view(view, rejected)
+        return checked(declared, from_storm(declared, armed.placements, armed.algorithm)).placement
+
+
 def _round_bound(problem: Problem, evaluation: Evaluation, budget: Budget) -> TrafficBound:
     """The plan's traffic bound (:func:`traffic_bound`); a plan that keeps all the traffic
     on-node is its own bound, which takes no listing of pairs (a word count that fits one
@@ -468,7 +480,11 @@ def _bound_budget(budget: Budget, planning_secs: float) -> Budget:
 def _armed(item: RoundItem, view: TopologyView) -> TopologyDecision | None:
     """PLACE the armed plan if it still covers exactly the topology's executors and passes
     :func:`~scheduler_py.scheduling.verified.verify` against what this round's view leaves
-    it (capacity the topologies before it claimed, ports, ``topology.workers``)."""
+    it (capacity the topologies before it claimed, ports, ``topology.workers``). On measured
+    costs it is checked again on the declared ones when it breaks the measured ones, as a plan
+    of the round is made again on them (:func:`_plan`): a re-plan made on the declared costs
+    (``throughput`` under a ``hosts`` cap plans on them from the start) would otherwise be
+    refused round after round while its topology stays paused."""
     armed = item.armed
     assert armed is not None
     planned = {(start, end) for start, end, _, _, _ in armed.placements}
@@ -480,7 +496,7 @@ def _armed(item: RoundItem, view: TopologyView) -> TopologyDecision | None:
         )
         return None
     try:
-        plan = checked(view, from_storm(view, armed.placements, armed.algorithm)).placement
+        plan = _armed_checked(view, armed)
     except SchedulingError as error:
         log.warning(
             "topology %s: the armed reconfiguration plan no longer fits; ignoring it: %s",
