@@ -307,7 +307,12 @@ RECONFIG = (
     ),
     _reconfig("cooldown.secs", 300.0, "no automatic reconfiguration sooner after one"),
     _reconfig("decline.backoff.secs", 120.0, "no new evaluation sooner after a declined one"),
-    _reconfig("warmup.secs", 120.0, "watch-only time after start and after each reconfiguration"),
+    _reconfig(
+        "warmup.secs",
+        120.0,
+        "watch-only time after start and after each reconfiguration; a reconfiguration's "
+        "measured gain is read on a window that starts after it",
+    ),
     _reconfig(
         "drain.timeout.secs", 60.0, "give up draining: resume unchanged, history says rolled back"
     ),
