@@ -509,3 +509,51 @@ def test_an_armed_plan_made_on_declared_costs_is_checked_on_them():
     snap = cluster({"s1": 100.0, "s2": 100.0}, [heavy])
     _, decisions = answer(snap, config, {"t-1": ArmedPlan("t-1", "throughput", "x", rows)})
     assert decisions[0].decision == "KEEP", decisions
+
+
+def _counting_plans(monkeypatch) -> list[str]:
+    """The algorithms :func:`~scheduler_py.algorithms.registry.run` is asked to plan with."""
+    from scheduler_py.algorithms import registry
+
+    asked: list[str] = []
+    real = registry.run
+
+    def counted(name, problem, params=None, **kwargs):
+        asked.append(name)
+        return real(name, problem, params, **kwargs)
+
+    monkeypatch.setattr(registry, "run", counted)
+    return asked
+
+
+def test_a_capped_throughput_plan_is_verified_on_the_declared_cpu_it_was_planned_on(monkeypatch):
+    """Two executors declaring 40 % each, measured at 70 %: ``throughput``'s default cap
+    (``hosts=packed``) packs them onto one supervisor by their declared CPU, as Storm
+    accounts it. The round verifies that plan on the declared CPU it was planned on and
+    places it, planning once, rather than refusing it on the measured CPU and planning the
+    topology again on its declared costs; the status says the CPU capacity was the declared
+    one. A topology whose declared CPU does not fit one supervisor is still refused there."""
+    asked = _counting_plans(monkeypatch)
+    topo = chain({"a": (2, 40.0)}, workers=2)
+    snap = cluster({"s1": 100.0, "s2": 100.0}, [topo])
+    reply, decisions = answer(snap, RoundConfig(costs=HeavyMeasurements()))
+    assert decisions[0].decision == "PLACE", decisions[0].reason
+    assert asked.count("throughput") == 1, asked
+    assert decisions[0].summary["costs"] == "measured (test); CPU capacity as declared"
+    assert len(set(occupied(snap, reply))) == 1  # packed, as RAS would
+    assert max(occupied(snap, reply).values()) == 80.0  # declared, within 100
+
+
+def test_a_capped_throughput_replan_is_made_once_on_the_declared_cpu(monkeypatch):
+    """The same topology re-planned by the controller's path: one plan, on the declared CPU
+    as capacity and the measured CPU per tuple, not a plan refused on the measured CPU and a
+    second one on the declared costs."""
+    asked = _counting_plans(monkeypatch)
+    topo = chain({"a": (2, 40.0)}, [(1, "s1", 6700), (2, "s2", 6700)], workers=2)
+    view = view_of(cluster({"s1": 100.0, "s2": 100.0}, [topo]), costs=HeavyMeasurements())
+    proposal = propose(view, "throughput", {})
+    assert asked.count("throughput") == 1, asked
+    assert proposal.view.costs == "measured (test); CPU capacity as declared"
+    assert proposal.view.declared is not None  # the declared resources were checked too
+    load = declared_load(topo, proposal.storm_placement)
+    assert all(cpu <= 100.0 for cpu in load.values()), load

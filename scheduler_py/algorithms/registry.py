@@ -149,6 +149,19 @@ def run(
     return _checked(name, problem, placement, time.perf_counter() - started)
 
 
+def planned_problem(
+    name: str, problem: Problem, params: Mapping[str, Any] | None = None
+) -> Problem:
+    """The problem algorithm ``name`` plans ``problem`` as with ``params``
+    (:attr:`AlgorithmInfo.planned_on`), the one its plan is checked on; ``problem`` itself for
+    an algorithm that plans the problem as given. Raises as :func:`run` does for an unknown
+    algorithm or bad parameters."""
+    info = get(name)
+    if info.planned_on is None:
+        return problem
+    return info.planned_on(problem, coerce_params(info, params))
+
+
 def recall(
     name: str, problem: Problem, params: Mapping[str, Any] | None = None
 ) -> Placement | None:

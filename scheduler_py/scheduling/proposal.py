@@ -39,8 +39,9 @@ from scheduler_py.scheduling.state import StormPlacement
 from scheduler_py.scheduling.verified import (
     PlanRejected,
     VerifiedPlan,
-    declared_view,
+    measured_else_declared,
     placement_from_slots,
+    planned_view,
     routing_of,
     score,
     storm_rows,
@@ -270,22 +271,18 @@ def propose(
             f"topology {problem.topology.id}: {missing} executor(s) are not running; the "
             "next scheduling round places them, re-planning waits until it has"
         )
-    placement = plan_within(problem, algorithm, dict(params), budget, fallback=None).placement
-    try:
-        plan = verified(view, placement, relabel=True)
-    except PlanRejected as rejected:
-        if view.declared is None:
-            raise
-        # as a round does (scheduling/round.py): a plan on the measured costs that breaks the
-        # declared resources Storm accounts is made again on the declared costs
+
+    def replan(on: TopologyView) -> tuple[TopologyView, VerifiedPlan]:
+        on = planned_view(on, algorithm, params)
+        outcome = plan_within(on.problem, algorithm, dict(params), budget, fallback=None)
+        return on, verified(on, outcome.placement, relabel=True)
+
+    def falling_back(rejected: PlanRejected) -> None:
         log.info(
             "topology %s: re-planning on declared costs instead: %s", problem.topology.id, rejected
         )
-        view = declared_view(view, rejected)
-        placement = plan_within(
-            view.problem, algorithm, dict(params), budget, fallback=None
-        ).placement
-        plan = verified(view, placement, relabel=True)
+
+    view, plan = measured_else_declared(view, replan, falling_back)
     return proposal_of(view, algorithm, plan, hosts, params)
 
 

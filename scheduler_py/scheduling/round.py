@@ -17,8 +17,11 @@ topology at a time — by the reconfiguration controller's re-plans
 4. **plan under a budget**: the algorithm (topology conf ``scheduler.brain.algorithm``, else
    the default) plans within the topology's share of the round's time budget
    (:mod:`scheduler_py.scheduling.planning`); past it, its best plan so far or the fallback
-   algorithm's plan, with the reason. A plan on measured costs that the executors' declared
-   resources do not fit (what Storm accounts) is made again on the declared costs;
+   algorithm's plan, with the reason. The plan is verified on the problem the algorithm
+   planned (:func:`~scheduler_py.scheduling.verified.planned_view`: ``throughput`` under a
+   ``hosts`` cap takes the declared CPU as capacity); a plan on measured costs that the
+   executors' declared resources do not fit (what Storm accounts) is made again on the
+   declared costs (:func:`~scheduler_py.scheduling.verified.measured_else_declared`);
 5. **finish and verify**: the one path every placement for Storm takes
    (:mod:`scheduler_py.scheduling.verified`): a plan with more workers than
    ``topology.workers`` has whole workers merged until it fits
@@ -68,8 +71,9 @@ from scheduler_py.scheduling.state import ClusterState, ExecutorRun, StormExecut
 from scheduler_py.scheduling.verified import (
     PlanRejected,
     checked,
-    declared_view,
     from_storm,
+    measured_else_declared,
+    planned_view,
     verified,
 )
 from scheduler_py.scheduling.view import Supervisors, TopologyView, storm_view, supervisors_of
@@ -325,14 +329,15 @@ def _plan(
     try:
         algorithm, params = choose_algorithm(view.conf, config)
         budget = _share(round_left, topologies_left, view.conf)
-        try:
-            return _place(view, config, algorithm, params, budget, worker, hosts)
-        except PlanRejected as rejected:
-            if view.declared is None:
-                raise
+
+        def place(on: TopologyView) -> TopologyDecision:
+            on = planned_view(on, algorithm, params)
+            return _place(on, config, algorithm, params, budget, worker, hosts)
+
+        def falling_back(rejected: PlanRejected) -> None:
             log.info("topology %s: planning on declared costs instead: %s", topology_id, rejected)
-            replanned = declared_view(view, rejected)
-            return _place(replanned, config, algorithm, params, budget, worker, hosts)
+
+        return measured_else_declared(view, place, falling_back)
     except SchedulingError as error:
         reason = f"{algorithm}: {error}" if algorithm else str(error)
         log.warning("topology %s left to Storm: %s", topology_id, reason)
@@ -450,13 +455,11 @@ def _deferred_fields(
 def _armed_checked(view: TopologyView, armed: ArmedPlan) -> Placement:
     """The armed plan verified on ``view``, or on its declared costs when it breaks the
     measured ones (:func:`_armed`)."""
-    try:
-        return checked(view, from_storm(view, armed.placements, armed.algorithm)).placement
-    except PlanRejected as rejected:
-        if view.declared is None:
-            raise
-        declared = declared_view(view, rejected)
-        return checked(declared, from_storm(declared, armed.placements, armed.algorithm)).placement
+
+    def check(on: TopologyView) -> Placement:
+        return checked(on, from_storm(on, armed.placements, armed.algorithm)).placement
+
+    return measured_else_declared(view, check)
 
 
 def _round_bound(problem: Problem, evaluation: Evaluation, budget: Budget) -> TrafficBound:

@@ -31,9 +31,11 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
+from scheduler_py.algorithms import registry
 from scheduler_py.config.topology_conf import loadaware_messaging
 from scheduler_py.model.cost import Evaluation, evaluate, violations
 from scheduler_py.model.errors import SchedulingError
@@ -44,6 +46,8 @@ from scheduler_py.model.types import Placement, Problem, WorkerSlot
 from scheduler_py.scheduling.consolidation import within_workers, worker_count
 from scheduler_py.scheduling.state import StormPlacement
 from scheduler_py.scheduling.view import TopologyView
+
+Attempt = TypeVar("Attempt")
 
 
 class PlanRejected(SchedulingError):
@@ -218,6 +222,44 @@ def checked(view: TopologyView, placement: Placement) -> VerifiedPlan:
     workers = verify(view, placement, evaluation)
     loadaware = loadaware_messaging(view.conf)
     return VerifiedPlan(placement, workers, evaluation, loadaware, view.problem)
+
+
+def planned_view(view: TopologyView, algorithm: str, params: Mapping[str, Any]) -> TopologyView:
+    """``view`` on the problem ``algorithm`` plans it as with ``params``
+    (:func:`~scheduler_py.algorithms.registry.planned_problem`), so that its plan is verified
+    on what it was planned on: ``throughput`` under a ``hosts`` cap plans on the declared CPU
+    as each executor's capacity (:func:`~scheduler_py.algorithms.host_cap.declared_capacity`,
+    the measured CPU per tuple kept for its model), and a check on the measured CPU would
+    refuse the plan and have it made again on :func:`declared_view`. The declared resources
+    are still checked (:func:`verify`); the costs note says the CPU capacity was the
+    declared one."""
+    problem = registry.planned_problem(algorithm, view.problem, params)
+    if problem is view.problem:
+        return view
+    measured_cpu = bool(view.problem.topology.executor_cpu)
+    declared_cpu = measured_cpu and not problem.topology.executor_cpu
+    note = "; CPU capacity as declared" if declared_cpu else ""
+    return replace(view, problem=problem, costs=f"{view.costs}{note}")
+
+
+def measured_else_declared(
+    view: TopologyView,
+    attempt: Callable[[TopologyView], Attempt],
+    falling_back: Callable[[PlanRejected], None] | None = None,
+) -> Attempt:
+    """``attempt(view)``; when the view has measured costs and the attempt raises
+    :class:`PlanRejected`, ``attempt`` again on :func:`declared_view` (after
+    ``falling_back(rejected)``, which logs it): a plan on the measured costs that breaks the
+    declared resources Storm accounts is made — or an armed plan checked — again on the
+    declared costs, by a round, a re-plan and an armed plan alike."""
+    try:
+        return attempt(view)
+    except PlanRejected as rejected:
+        if view.declared is None:
+            raise
+        if falling_back is not None:
+            falling_back(rejected)
+        return attempt(declared_view(view, rejected))
 
 
 def declared_view(view: TopologyView, why: PlanRejected) -> TopologyView:
