@@ -302,8 +302,13 @@ RECONFIG = (
     _reconfig(
         "min.gain",
         0.02,
-        "δ: required cut of inter-worker traffic, as a share of all traffic (a `throughput` "
-        "re-plan: required rise of the predicted rate, relative)",
+        "δ: required cut of inter-worker traffic, as a share of all traffic",
+    ),
+    _reconfig(
+        "min.rate.gain",
+        0.10,
+        "required rise of the predicted rate for a `throughput` re-plan, relative (smaller "
+        "predicted gains measured as none or as losses on the emulated cluster)",
     ),
     _reconfig("cooldown.secs", 300.0, "no automatic reconfiguration sooner after one"),
     _reconfig("decline.backoff.secs", 120.0, "no new evaluation sooner after a declined one"),
