@@ -532,7 +532,7 @@ def test_a_capped_throughput_plan_is_verified_on_the_declared_cpu_it_was_planned
     accounts it. The round verifies that plan on the declared CPU it was planned on and
     places it, planning once, rather than refusing it on the measured CPU and planning the
     topology again on its declared costs; the status says the CPU capacity was the declared
-    one. A topology whose declared CPU does not fit one supervisor is still refused there."""
+    one."""
     asked = _counting_plans(monkeypatch)
     topo = chain({"a": (2, 40.0)}, workers=2)
     snap = cluster({"s1": 100.0, "s2": 100.0}, [topo])
